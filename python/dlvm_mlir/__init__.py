@@ -2,5 +2,25 @@
 
 Importing this package registers the ``dlvm`` dialect into the global dialect
 registry of the ``mlir`` Python bindings, so every ``mlir.ir.Context`` created
-afterwards knows ``dlvm`` ops.
+afterwards knows ``dlvm`` ops, and parsed ``dlvm`` ops come back as the
+ODS-generated classes of :mod:`dlvm_mlir.dialects.dlvm`.
 """
+
+from mlir import ir as _ir
+from mlir._mlir_libs import get_dialect_registry as _get_dialect_registry
+from mlir.dialects._ods_common import _cext as _ods_cext
+
+from . import _dlvm
+
+_dlvm.register_dialect(_get_dialect_registry())
+_ods_cext.globals.append_dialect_search_prefix("dlvm_mlir.dialects")
+
+
+def make_context() -> _ir.Context:
+    """Returns a new Context that has the dlvm dialect loaded."""
+    ctx = _ir.Context()
+    _dlvm.load_dialect(ctx)
+    return ctx
+
+
+__all__ = ["make_context"]

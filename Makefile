@@ -1,0 +1,49 @@
+# dlvm-mlir: `make demo` and `make test` set everything up in .venv/ and run.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip --disable-pip-version-check
+DEPS_STAMP := $(VENV)/.deps-stamp
+BUILD_STAMP := $(VENV)/.build-stamp
+NATIVE_SOURCES := CMakeLists.txt $(wildcard cmake/*.cmake) $(shell find dialect -type f 2>/dev/null)
+
+.PHONY: all build test lit pytest demo bench docs clean
+
+all: build
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+# Build requirements (read from pyproject.toml, pinned there), then the
+# project's runtime and test/demo extras. Builds are editable and without
+# build isolation so a rebuild after a C++ change takes seconds.
+$(DEPS_STAMP): pyproject.toml | $(PY)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q $$($(PY) -c "import tomllib; print(' '.join(tomllib.load(open('pyproject.toml','rb'))['build-system']['requires']))")
+	$(PIP) install -q --no-build-isolation -e ".[test,demo]"
+	touch $@ $(BUILD_STAMP)
+
+$(BUILD_STAMP): $(DEPS_STAMP) $(NATIVE_SOURCES)
+	$(PIP) install -q --no-build-isolation --no-deps -e .
+	touch $@
+
+build: $(BUILD_STAMP)
+
+lit: build
+	$(VENV)/bin/lit -sv test --order=lexical
+
+pytest: build
+	$(PY) -m pytest -q test/python
+
+test: build
+	$(VENV)/bin/lit -sv test --order=lexical
+	$(PY) -m pytest -q test/python
+
+docs: build
+	$(PY) -m dlvm_mlir.tools.gendocs
+
+demo: build
+	$(PY) examples/demo.py
+
+clean:
+	rm -rf build $(VENV)

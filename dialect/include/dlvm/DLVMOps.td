@@ -1,0 +1,532 @@
+//===- DLVMOps.td - dlvm operations ------------------------*- tablegen -*-===//
+
+#ifndef DLVM_OPS_TD
+#define DLVM_OPS_TD
+
+include "dlvm/DLVMDialect.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def DLVM_FloatElement : AnyTypeOf<[F16, BF16, F32, F64]>;
+def DLVM_Element : AnyTypeOf<[F16, BF16, F32, F64, AnySignlessInteger]>;
+def DLVM_Tensor : RankedTensorOf<[DLVM_Element]>;
+def DLVM_FloatTensor : RankedTensorOf<[DLVM_FloatElement]>;
+def DLVM_IntTensor : RankedTensorOf<[AnySignlessInteger]>;
+def DLVM_BoolTensor : RankedTensorOf<[I1]>;
+
+class DLVM_Op<string mnemonic, list<Trait> traits = []>
+    : Op<DLVM_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Elementwise unary ops
+//===----------------------------------------------------------------------===//
+
+class DLVM_UnaryOp<string mnemonic, TypeConstraint type, string formula,
+                   list<Trait> traits = []>
+    : DLVM_Op<mnemonic, !listconcat([Pure, Elementwise,
+                                     SameOperandsAndResultType], traits)> {
+  let summary = "elementwise " # formula;
+  let description = "Computes `" # formula # "` for every element of the "
+    # "operand; the result has the operand's type.\n\n"
+    # "Example:\n\n```mlir\n%y = dlvm." # mnemonic # " %x : tensor<4x8xf32>\n```";
+  let arguments = (ins type:$operand);
+  let results = (outs type:$result);
+  let assemblyFormat = "$operand attr-dict `:` type($operand)";
+  let hasFolder = 1;
+}
+
+def DLVM_NegOp : DLVM_UnaryOp<"neg", DLVM_Tensor, "-x">;
+def DLVM_ExpOp : DLVM_UnaryOp<"exp", DLVM_FloatTensor, "e^x">;
+def DLVM_LogOp : DLVM_UnaryOp<"log", DLVM_FloatTensor, "ln(x)">;
+def DLVM_TanhOp : DLVM_UnaryOp<"tanh", DLVM_FloatTensor, "tanh(x)">;
+def DLVM_SigmoidOp : DLVM_UnaryOp<"sigmoid", DLVM_FloatTensor, "1 / (1 + e^-x)">;
+def DLVM_ReluOp : DLVM_UnaryOp<"relu", DLVM_Tensor, "max(x, 0)">;
+def DLVM_SqrtOp : DLVM_UnaryOp<"sqrt", DLVM_FloatTensor, "sqrt(x)">;
+def DLVM_RsqrtOp : DLVM_UnaryOp<"rsqrt", DLVM_FloatTensor, "1 / sqrt(x)">;
+def DLVM_SquareOp : DLVM_UnaryOp<"square", DLVM_Tensor, "x * x">;
+def DLVM_SignOp : DLVM_UnaryOp<"sign", DLVM_Tensor, "sign(x) (-1, 0 or 1)">;
+def DLVM_AbsOp : DLVM_UnaryOp<"abs", DLVM_Tensor, "|x|">;
+def DLVM_SinOp : DLVM_UnaryOp<"sin", DLVM_FloatTensor, "sin(x)">;
+def DLVM_CosOp : DLVM_UnaryOp<"cos", DLVM_FloatTensor, "cos(x)">;
+def DLVM_TanOp : DLVM_UnaryOp<"tan", DLVM_FloatTensor, "tan(x)">;
+def DLVM_AsinOp : DLVM_UnaryOp<"asin", DLVM_FloatTensor, "asin(x)">;
+def DLVM_AcosOp : DLVM_UnaryOp<"acos", DLVM_FloatTensor, "acos(x)">;
+def DLVM_AtanOp : DLVM_UnaryOp<"atan", DLVM_FloatTensor, "atan(x)">;
+def DLVM_SinhOp : DLVM_UnaryOp<"sinh", DLVM_FloatTensor, "sinh(x)">;
+def DLVM_CoshOp : DLVM_UnaryOp<"cosh", DLVM_FloatTensor, "cosh(x)">;
+def DLVM_FloorOp : DLVM_UnaryOp<"floor", DLVM_FloatTensor, "floor(x)">;
+def DLVM_CeilOp : DLVM_UnaryOp<"ceil", DLVM_FloatTensor, "ceil(x)">;
+def DLVM_RoundOp : DLVM_UnaryOp<"round", DLVM_FloatTensor,
+                                "round(x) (halfway cases away from zero)">;
+def DLVM_RintOp : DLVM_UnaryOp<"rint", DLVM_FloatTensor,
+                               "rint(x) (halfway cases to even)">;
+def DLVM_ErfOp : DLVM_UnaryOp<"erf", DLVM_FloatTensor, "erf(x)">;
+def DLVM_ErfcOp : DLVM_UnaryOp<"erfc", DLVM_FloatTensor, "erfc(x) = 1 - erf(x)">;
+def DLVM_LgammaOp : DLVM_UnaryOp<"lgamma", DLVM_FloatTensor, "ln|Gamma(x)|">;
+def DLVM_DigammaOp : DLVM_UnaryOp<"digamma", DLVM_FloatTensor,
+                                  "digamma(x) = d/dx ln Gamma(x)">;
+def DLVM_Log1pOp : DLVM_UnaryOp<"log1p", DLVM_FloatTensor, "ln(1 + x)">;
+def DLVM_Expm1Op : DLVM_UnaryOp<"expm1", DLVM_FloatTensor, "e^x - 1">;
+def DLVM_NotOp : DLVM_UnaryOp<"not", DLVM_IntTensor,
+                              "bitwise not (logical not on i1)">;
+
+//===----------------------------------------------------------------------===//
+// Elementwise binary ops with DLVM broadcasting
+//===----------------------------------------------------------------------===//
+
+class DLVM_BinaryOp<string mnemonic, TypeConstraint type, string formula,
+                    list<Trait> traits = []>
+    : DLVM_Op<mnemonic, !listconcat([Pure, AllElementTypesMatch<["lhs", "rhs", "result"]>,
+        InferTypeOpAdaptor], traits)> {
+  let summary = "elementwise " # formula # " with broadcasting";
+  let description = "Computes `" # formula # "` elementwise after "
+    # "broadcasting the operands to a common shape: a rank-0 operand "
+    # "broadcasts to anything; otherwise the ranks are equal and each pair of "
+    # "dimensions is equal or one of them is 1.\n\n"
+    # "Example:\n\n```mlir\n%z = dlvm." # mnemonic
+    # " %x, %y : tensor<4x8xf32>, tensor<1x8xf32>\n```";
+  let arguments = (ins type:$lhs, type:$rhs);
+  let results = (outs type:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)";
+  let hasFolder = 1;
+}
+
+def DLVM_AddOp : DLVM_BinaryOp<"add", DLVM_Tensor, "x + y", [Commutative]>;
+def DLVM_SubOp : DLVM_BinaryOp<"sub", DLVM_Tensor, "x - y">;
+def DLVM_MulOp : DLVM_BinaryOp<"mul", DLVM_Tensor, "x * y", [Commutative]>;
+def DLVM_DivOp : DLVM_BinaryOp<"div", DLVM_Tensor, "x / y">;
+def DLVM_PowOp : DLVM_BinaryOp<"pow", DLVM_FloatTensor, "x ^ y">;
+def DLVM_MinOp : DLVM_BinaryOp<"min", DLVM_Tensor, "min(x, y)", [Commutative]>;
+def DLVM_MaxOp : DLVM_BinaryOp<"max", DLVM_Tensor, "max(x, y)", [Commutative]>;
+def DLVM_ModOp : DLVM_BinaryOp<"mod", DLVM_Tensor,
+    "x mod y (floored: the result has the sign of y)">;
+def DLVM_FloorDivOp : DLVM_BinaryOp<"floor_div", DLVM_Tensor, "floor(x / y)">;
+def DLVM_TruncDivOp : DLVM_BinaryOp<"trunc_div", DLVM_Tensor, "trunc(x / y)">;
+def DLVM_AndOp : DLVM_BinaryOp<"and", DLVM_IntTensor, "x & y", [Commutative]>;
+def DLVM_OrOp : DLVM_BinaryOp<"or", DLVM_IntTensor, "x | y", [Commutative]>;
+
+def DLVM_CmpOp : DLVM_Op<"cmp", [Pure, AllElementTypesMatch<["lhs", "rhs"]>,
+    InferTypeOpAdaptor]> {
+  let summary = "elementwise comparison with broadcasting";
+  let description = [{
+    Compares the broadcast operands elementwise with the predicate `lt`, `le`,
+    `gt`, `ge`, `eq` or `ne` and yields an `i1` tensor. Floats compare ordered
+    (a comparison with NaN is false, except `ne`); integers compare signed.
+
+    ```mlir
+    %m = dlvm.cmp lt, %x, %y : tensor<4x8xf32>, tensor<f32>
+    ```
+  }];
+  let arguments = (ins DLVM_CmpPredicateAttr:$predicate, DLVM_Tensor:$lhs,
+                   DLVM_Tensor:$rhs);
+  let results = (outs DLVM_BoolTensor:$result);
+  let assemblyFormat =
+      "$predicate `,` $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)";
+  let hasFolder = 1;
+}
+
+def DLVM_SelectOp : DLVM_Op<"select", [Pure,
+    AllElementTypesMatch<["on_true", "on_false", "result"]>,
+    InferTypeOpAdaptor]> {
+  let summary = "elementwise choice by a boolean mask, with broadcasting";
+  let description = [{
+    DLVM's `select %a, %b by %mask`: picks `on_true` where `mask` is true and
+    `on_false` elsewhere. All three operands broadcast to a common shape.
+
+    ```mlir
+    %r = dlvm.select %mask, %a, %b : tensor<4xi1>, tensor<4xf32>, tensor<f32>
+    ```
+  }];
+  let arguments = (ins DLVM_BoolTensor:$mask, DLVM_Tensor:$on_true,
+                   DLVM_Tensor:$on_false);
+  let results = (outs DLVM_Tensor:$result);
+  let assemblyFormat = "$mask `,` $on_true `,` $on_false attr-dict `:` "
+                       "type($mask) `,` type($on_true) `,` type($on_false)";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra and shape
+//===----------------------------------------------------------------------===//
+
+def DLVM_DotOp : DLVM_Op<"dot", [Pure, AllElementTypesMatch<["lhs", "rhs", "result"]>,
+    InferTypeOpAdaptor]> {
+  let summary = "matrix product, batched matrix product or inner product";
+  let description = [{
+    - matrix x matrix: `MxK . KxN -> MxN`
+    - batched: `B...xMxK . B...xKxN -> B...xMxN` (equal batch dimensions)
+    - matrix x vector: `MxK . K -> M`; vector x matrix: `K . KxN -> N`
+    - vector . vector: `K . K -> scalar` (rank 0)
+
+    ```mlir
+    %y = dlvm.dot %x, %w : tensor<32x784xf32>, tensor<784x512xf32>
+    ```
+  }];
+  let arguments = (ins DLVM_Tensor:$lhs, DLVM_Tensor:$rhs);
+  let results = (outs DLVM_Tensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)";
+}
+
+def DLVM_TransposeOp : DLVM_Op<"transpose", [Pure,
+    AllElementTypesMatch<["operand", "result"]>,
+    InferTypeOpAdaptor]> {
+  let summary = "permutes the dimensions (default: reverses them)";
+  let description = [{
+    Result dimension `i` is operand dimension `perm[i]`. Without `perm` the
+    dimensions are reversed (a matrix transpose for rank 2).
+
+    ```mlir
+    %t = dlvm.transpose %x : tensor<2x3xf32>
+    %u = dlvm.transpose %y perm [0, 2, 1] : tensor<4x2x3xf32>
+    ```
+  }];
+  let arguments = (ins DLVM_Tensor:$operand,
+                   OptionalAttr<DenseI64ArrayAttr>:$perm);
+  let results = (outs DLVM_Tensor:$result);
+  let assemblyFormat = "$operand (`perm` $perm^)? attr-dict `:` type($operand)";
+  let hasFolder = 1;
+  let extraClassDeclaration = [{
+    /// The permutation, with the default (reversal) made explicit.
+    ::llvm::SmallVector<int64_t> getPermutation();
+  }];
+}
+
+def DLVM_ReverseOp : DLVM_Op<"reverse", [Pure, SameOperandsAndResultType]> {
+  let summary = "reverses the order of elements along the given dimensions";
+  let description = [{
+    ```mlir
+    %r = dlvm.reverse %x dims [1] : tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins DLVM_Tensor:$operand, DenseI64ArrayAttr:$dims);
+  let results = (outs DLVM_Tensor:$result);
+  let assemblyFormat = "$operand `dims` $dims attr-dict `:` type($operand)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def DLVM_ConcatenateOp : DLVM_Op<"concatenate", [Pure,
+    InferTypeOpAdaptor]> {
+  let summary = "joins tensors along an axis";
+  let description = [{
+    All operands have the same rank and element type and equal sizes except
+    along `axis`.
+
+    ```mlir
+    %c = dlvm.concatenate %a, %b axis 1 : tensor<2x3xf32>, tensor<2x5xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<DLVM_Tensor>:$operands,
+                   ConfinedAttr<I64Attr, [IntNonNegative]>:$axis);
+  let results = (outs DLVM_Tensor:$result);
+  let assemblyFormat = "$operands `axis` $axis attr-dict `:` type($operands)";
+  let hasFolder = 1;
+}
+
+def DLVM_SliceOp : DLVM_Op<"slice", [Pure,
+    AllElementTypesMatch<["operand", "result"]>,
+    InferTypeOpAdaptor]> {
+  let summary = "extracts a strided window";
+  let description = [{
+    DLVM's `slice ... from a upto b`, generalized: per dimension an offset, a
+    size (the result's size) and a positive stride (default 1). Every selected
+    index `offset + i * stride` must be in bounds.
+
+    ```mlir
+    %s = dlvm.slice %x offsets [0, 2] sizes [4, 3] : tensor<4x8xf32>
+    %t = dlvm.slice %x offsets [0, 0] sizes [2, 4] strides [2, 2] : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins DLVM_Tensor:$operand, DenseI64ArrayAttr:$offsets,
+                   DenseI64ArrayAttr:$sizes,
+                   OptionalAttr<DenseI64ArrayAttr>:$strides);
+  let results = (outs DLVM_Tensor:$result);
+  let assemblyFormat = "$operand `offsets` $offsets `sizes` $sizes "
+                       "(`strides` $strides^)? attr-dict `:` type($operand)";
+  let hasFolder = 1;
+  let extraClassDeclaration = [{
+    ::llvm::SmallVector<int64_t> getStrideValues();
+  }];
+}
+
+def DLVM_ReshapeOp : DLVM_Op<"reshape", [Pure,
+    AllElementTypesMatch<["operand", "result"]>,
+    InferTypeOpAdaptor]> {
+  let summary = "reinterprets the elements under a new shape (DLVM shapeCast)";
+  let description = [{
+    The element count is preserved; elements keep their row-major order.
+
+    ```mlir
+    %r = dlvm.reshape %x to [2, 6] : tensor<3x4xf32>
+    ```
+  }];
+  let arguments = (ins DLVM_Tensor:$operand, DenseI64ArrayAttr:$shape);
+  let results = (outs DLVM_Tensor:$result);
+  let assemblyFormat = "$operand `to` $shape attr-dict `:` type($operand)";
+  let hasFolder = 1;
+}
+
+def DLVM_PadShapeOp : DLVM_Op<"pad_shape", [Pure,
+    AllElementTypesMatch<["operand", "result"]>,
+    InferTypeOpAdaptor]> {
+  let summary = "inserts a unit dimension";
+  let description = [{
+    ```mlir
+    %p = dlvm.pad_shape %x at 0 : tensor<3xf32>   // tensor<1x3xf32>
+    ```
+  }];
+  let arguments = (ins DLVM_Tensor:$operand,
+                   ConfinedAttr<I64Attr, [IntNonNegative]>:$dim);
+  let results = (outs DLVM_Tensor:$result);
+  let assemblyFormat = "$operand `at` $dim attr-dict `:` type($operand)";
+  let hasFolder = 1;
+}
+
+def DLVM_SqueezeShapeOp : DLVM_Op<"squeeze_shape", [Pure,
+    AllElementTypesMatch<["operand", "result"]>,
+    InferTypeOpAdaptor]> {
+  let summary = "removes a unit dimension";
+  let description = [{
+    ```mlir
+    %s = dlvm.squeeze_shape %x at 0 : tensor<1x3xf32>   // tensor<3xf32>
+    ```
+  }];
+  let arguments = (ins DLVM_Tensor:$operand,
+                   ConfinedAttr<I64Attr, [IntNonNegative]>:$dim);
+  let results = (outs DLVM_Tensor:$result);
+  let assemblyFormat = "$operand `at` $dim attr-dict `:` type($operand)";
+  let hasFolder = 1;
+}
+
+def DLVM_BroadcastToOp : DLVM_Op<"broadcast_to", [Pure,
+    AllElementTypesMatch<["operand", "result"]>,
+    InferTypeOpAdaptor]> {
+  let summary = "broadcasts to a shape with DLVM's rules";
+  let description = [{
+    A rank-0 operand broadcasts to any shape; otherwise the ranks are equal
+    and each operand dimension is 1 or equal to the target's.
+
+    ```mlir
+    %b = dlvm.broadcast_to %x to [4, 3] : tensor<1x3xf32>
+    ```
+  }];
+  let arguments = (ins DLVM_Tensor:$operand, DenseI64ArrayAttr:$shape);
+  let results = (outs DLVM_Tensor:$result);
+  let assemblyFormat = "$operand `to` $shape attr-dict `:` type($operand)";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+def DLVM_ReduceOp : DLVM_Op<"reduce", [Pure,
+    AllElementTypesMatch<["operand", "result"]>,
+    InferTypeOpAdaptor]> {
+  let summary = "reduces along dimensions";
+  let description = [{
+    Combines the elements along `dims` with `add`, `mul`, `max`, `min`, `and`,
+    `or` or `mean`; the reduced dimensions are removed. With `init` (a rank-0
+    tensor), the combinator's identity is replaced by `init` (for `mean`,
+    `init` is added to the mean).
+
+    ```mlir
+    %s = dlvm.reduce add %x dims [1] : tensor<4x8xf32>       // tensor<4xf32>
+    %m = dlvm.reduce max %x init %c dims [0, 1] : tensor<4x8xf32>, tensor<f32>
+    ```
+  }];
+  let arguments = (ins DLVM_ReductionKindAttr:$kind, DLVM_Tensor:$operand,
+                   Optional<DLVM_Tensor>:$init, DenseI64ArrayAttr:$dims);
+  let results = (outs DLVM_Tensor:$result);
+  let assemblyFormat = "$kind $operand (`init` $init^)? `dims` $dims attr-dict "
+                       "`:` type($operand) (`,` type($init)^)?";
+  let hasFolder = 1;
+}
+
+def DLVM_ScanOp : DLVM_Op<"scan", [Pure, SameOperandsAndResultType]> {
+  let summary = "inclusive prefix reduction along a dimension";
+  let description = [{
+    Result element `i` along `dim` combines operand elements `0..i` with
+    `add`, `mul`, `max`, `min`, `and` or `or`.
+
+    ```mlir
+    %c = dlvm.scan add %x dim 1 : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins DLVM_ReductionKindAttr:$kind, DLVM_Tensor:$operand,
+                   ConfinedAttr<I64Attr, [IntNonNegative]>:$dim);
+  let results = (outs DLVM_Tensor:$result);
+  let assemblyFormat = "$kind $operand `dim` $dim attr-dict `:` type($operand)";
+  let hasVerifier = 1;
+}
+
+def DLVM_ReduceWindowOp : DLVM_Op<"reduce_window", [Pure,
+    AllElementTypesMatch<["operand", "result"]>,
+    InferTypeOpAdaptor]> {
+  let summary = "reduces sliding windows (pooling)";
+  let description = [{
+    For each window position, combines a `window`-shaped block with `add`,
+    `mul`, `max`, `min` or `mean` (average over the in-bounds elements).
+    Padding: `none` (valid windows only), `half` (output size
+    ceil(n / stride), "same"), `full` (every window touching the input).
+    Padded elements are the combinator's identity.
+
+    ```mlir
+    %p = dlvm.reduce_window max %x window [1, 1, 2, 2] strides [1, 1, 2, 2] padding none
+        : tensor<8x3x32x32xf32>
+    ```
+  }];
+  let arguments = (ins DLVM_ReductionKindAttr:$kind, DLVM_Tensor:$operand,
+                   DenseI64ArrayAttr:$window, DenseI64ArrayAttr:$strides,
+                   DLVM_PaddingAttr:$padding);
+  let results = (outs DLVM_Tensor:$result);
+  let assemblyFormat = "$kind $operand `window` $window `strides` $strides "
+                       "`padding` $padding attr-dict `:` type($operand)";
+  let extraClassDeclaration = [{
+    /// Low padding per dimension (high padding is derived from the output).
+    ::llvm::SmallVector<int64_t> getLowPadding();
+  }];
+}
+
+class DLVM_SoftmaxLikeOp<string mnemonic, string formula>
+    : DLVM_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let summary = formula # " along an axis";
+  let description = "Computes `" # formula # "` along `axis`, numerically "
+    # "stable (the maximum along the axis is subtracted first).\n\n"
+    # "```mlir\n%p = dlvm." # mnemonic # " %logits axis 1 : tensor<32x10xf32>\n```";
+  let arguments = (ins DLVM_FloatTensor:$operand,
+                   ConfinedAttr<I64Attr, [IntNonNegative]>:$axis);
+  let results = (outs DLVM_FloatTensor:$result);
+  let assemblyFormat = "$operand `axis` $axis attr-dict `:` type($operand)";
+  let hasVerifier = 1;
+}
+
+def DLVM_SoftmaxOp : DLVM_SoftmaxLikeOp<"softmax", "exp(x) / sum(exp(x))">;
+def DLVM_LogSoftmaxOp : DLVM_SoftmaxLikeOp<"log_softmax",
+                                           "x - log(sum(exp(x)))">;
+
+//===----------------------------------------------------------------------===//
+// Convolution
+//===----------------------------------------------------------------------===//
+
+def DLVM_ConvolveOp : DLVM_Op<"convolve", [Pure,
+    AllElementTypesMatch<["input", "kernel", "result"]>,
+    InferTypeOpAdaptor]> {
+  let summary = "XLA-style convolution (NCHW input, OIHW kernel)";
+  let description = [{
+    Cross-correlation of `input` (N x C x spatial...) with `kernel`
+    (O x C/groups x window...), for any number of spatial dimensions.
+    Per spatial dimension: `strides` (default 1), `padding` as low/high pairs
+    `[lo0, hi0, lo1, hi1, ...]` (default 0), `lhs_dilation` (input dilation,
+    default 1), `rhs_dilation` (kernel dilation, default 1); `groups` splits
+    channels into feature groups (C and O divisible by it). Output size per
+    spatial dimension:
+    `floor((ld*(n-1)+1 + lo + hi - (rd*(k-1)+1)) / stride) + 1`.
+
+    ```mlir
+    %y = dlvm.convolve %x, %k strides [1, 1] padding [1, 1, 1, 1]
+        : tensor<8x3x32x32xf32>, tensor<16x3x3x3xf32>
+    ```
+  }];
+  let arguments = (ins DLVM_Tensor:$input, DLVM_Tensor:$kernel,
+                   OptionalAttr<DenseI64ArrayAttr>:$strides,
+                   OptionalAttr<DenseI64ArrayAttr>:$padding,
+                   OptionalAttr<DenseI64ArrayAttr>:$lhs_dilation,
+                   OptionalAttr<DenseI64ArrayAttr>:$rhs_dilation,
+                   DefaultValuedOptionalAttr<I64Attr, "1">:$groups);
+  let results = (outs DLVM_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $kernel (`strides` $strides^)? (`padding` $padding^)?
+    (`lhs_dilation` $lhs_dilation^)? (`rhs_dilation` $rhs_dilation^)?
+    (`groups` $groups^)? attr-dict `:` type($input) `,` type($kernel)
+  }];
+  let extraClassDeclaration = [{
+    unsigned getNumSpatialDims() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getInput().getType()).getRank() - 2;
+    }
+    ::llvm::SmallVector<int64_t> getStrideValues();
+    ::llvm::SmallVector<int64_t> getPaddingValues();
+    ::llvm::SmallVector<int64_t> getLhsDilationValues();
+    ::llvm::SmallVector<int64_t> getRhsDilationValues();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Literals, casts, random
+//===----------------------------------------------------------------------===//
+
+def DLVM_ConstantOp : DLVM_Op<"constant", [Pure, ConstantLike,
+    AllTypesMatch<["value", "result"]>]> {
+  let summary = "tensor literal (dense or splat)";
+  let description = [{
+    ```mlir
+    %c = dlvm.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>
+    %z = dlvm.constant dense<0.0> : tensor<128x10xf32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs DLVM_Tensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
+def DLVM_CastOp : DLVM_Op<"cast", [Pure, Elementwise,
+    InferTypeOpAdaptor]> {
+  let summary = "converts element values to another element type (DLVM dataTypeCast)";
+  let description = [{
+    Float to float rounds or extends, float to integer truncates toward zero,
+    integer to float converts signed values, integer to integer extends
+    (signed) or truncates; to `i1` compares with zero.
+
+    ```mlir
+    %h = dlvm.cast %x to f16 : tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins DLVM_Tensor:$operand, TypeAttrOf<DLVM_Element>:$dtype);
+  let results = (outs DLVM_Tensor:$result);
+  let assemblyFormat = "$operand `to` $dtype attr-dict `:` type($operand)";
+  let hasFolder = 1;
+}
+
+def DLVM_BitcastOp : DLVM_Op<"bitcast", [Pure, Elementwise,
+    InferTypeOpAdaptor]> {
+  let summary = "reinterprets element bits as another element type of the same width";
+  let description = [{
+    ```mlir
+    %i = dlvm.bitcast %x to i32 : tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins DLVM_Tensor:$operand, TypeAttrOf<DLVM_Element>:$dtype);
+  let results = (outs DLVM_Tensor:$result);
+  let assemblyFormat = "$operand `to` $dtype attr-dict `:` type($operand)";
+  let hasFolder = 1;
+}
+
+def DLVM_RandomOp : DLVM_Op<"random", [Pure,
+    InferTypeOpAdaptor]> {
+  let summary = "uniform random tensor in [low, high) from a seed";
+  let description = [{
+    A counter-based generator: element `i` is a function of `seed` and `i`
+    only, so the op is deterministic and side-effect free (two ops with the
+    same attributes produce the same tensor).
+
+    ```mlir
+    %r = dlvm.random [784, 512] from -0.05 upto 0.05 seed 7 : f32
+    ```
+  }];
+  let arguments = (ins DenseI64ArrayAttr:$shape, F64Attr:$low, F64Attr:$high,
+                   DefaultValuedAttr<I64Attr, "0">:$seed,
+                   TypeAttrOf<DLVM_FloatElement>:$dtype);
+  let results = (outs DLVM_FloatTensor:$result);
+  let assemblyFormat = "$shape `from` $low `upto` $high `seed` $seed attr-dict "
+                       "`:` $dtype";
+}
+
+#endif // DLVM_OPS_TD

@@ -1,0 +1,1123 @@
+//===- DLVMOps.cpp - dlvm operations: inference, verifiers, folders -------===//
+#include "dlvm/DLVMOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::dlvm;
+
+#define GET_OP_CLASSES
+#include "dlvm/DLVMOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Shape helpers
+//===----------------------------------------------------------------------===//
+
+static std::string shapeStr(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  llvm::raw_string_ostream os(s);
+  llvm::interleaveComma(shape, os);
+  os << "]";
+  return s;
+}
+
+static RankedTensorType tensorOf(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+FailureOr<SmallVector<int64_t>> mlir::dlvm::broadcastShapes(ArrayRef<int64_t> a,
+                                                            ArrayRef<int64_t> b) {
+  if (a.empty())
+    return SmallVector<int64_t>(b);
+  if (b.empty())
+    return SmallVector<int64_t>(a);
+  if (a.size() != b.size())
+    return failure();
+  SmallVector<int64_t> out;
+  for (auto [x, y] : llvm::zip_equal(a, b)) {
+    if (x != y && x != 1 && y != 1)
+      return failure();
+    out.push_back(x == 1 ? y : x);
+  }
+  return out;
+}
+
+static LogicalResult inferBroadcast(std::optional<Location> loc,
+                                    ArrayRef<Value> operands, Type elementType,
+                                    SmallVectorImpl<Type> &results) {
+  SmallVector<int64_t> shape(tensorOf(operands.front()).getShape());
+  for (Value v : operands.drop_front()) {
+    FailureOr<SmallVector<int64_t>> next =
+        broadcastShapes(shape, tensorOf(v).getShape());
+    if (failed(next))
+      return emitOptionalError(
+          loc, "operand shapes are not broadcast-compatible: ",
+          shapeStr(shape), " and ", shapeStr(tensorOf(v).getShape()),
+          " (expected a rank-0 operand, or equal ranks with each dimension "
+          "pair equal or 1)");
+    shape = *next;
+  }
+  results.push_back(RankedTensorType::get(shape, elementType));
+  return success();
+}
+
+/// Checks that every entry of `dims` is a valid, distinct dimension index.
+static LogicalResult checkDims(std::optional<Location> loc, StringRef what,
+                               ArrayRef<int64_t> dims, int64_t rank) {
+  llvm::SmallDenseSet<int64_t> seen;
+  for (int64_t d : dims) {
+    if (d < 0 || d >= rank)
+      return emitOptionalError(loc, what, " ", d,
+                               " is out of range for an operand of rank ",
+                               rank);
+    if (!seen.insert(d).second)
+      return emitOptionalError(loc, what, " ", d, " is listed twice");
+  }
+  return success();
+}
+
+static bool isFloatTensor(Value v) {
+  return isa<FloatType>(tensorOf(v).getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// Constant folding helpers
+//===----------------------------------------------------------------------===//
+
+/// Folding materializes at most this many elements of a non-splat result.
+static constexpr int64_t kMaxFoldElements = 1 << 16;
+
+static double toDouble(APFloat v) {
+  bool lost;
+  v.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
+  return v.convertToDouble();
+}
+
+static APFloat fromDouble(double d, const llvm::fltSemantics &sem) {
+  APFloat v(d);
+  bool lost;
+  v.convert(sem, APFloat::rmNearestTiesToEven, &lost);
+  return v;
+}
+
+/// Folds a unary float op on a constant operand with `fn`.
+static Attribute foldUnaryFloat(Attribute operand,
+                                llvm::function_ref<double(double)> fn) {
+  auto attr = dyn_cast_or_null<DenseFPElementsAttr>(operand);
+  if (!attr)
+    return {};
+  auto type = attr.getType();
+  const auto &sem = cast<FloatType>(type.getElementType()).getFloatSemantics();
+  if (attr.isSplat())
+    return DenseElementsAttr::get(
+        type, fromDouble(fn(toDouble(attr.getSplatValue<APFloat>())), sem));
+  if (type.getNumElements() > kMaxFoldElements)
+    return {};
+  SmallVector<APFloat> values;
+  for (APFloat v : attr.getValues<APFloat>())
+    values.push_back(fromDouble(fn(toDouble(v)), sem));
+  return DenseElementsAttr::get(type, values);
+}
+
+/// Applies `fn` to the broadcast elements of two constant operands.
+/// `fn` returns std::nullopt when an element cannot be folded.
+template <typename T, typename R>
+static Attribute
+foldBroadcastBinary(Attribute lhs, Attribute rhs, RankedTensorType resultType,
+                    llvm::function_ref<std::optional<R>(const T &, const T &)> fn) {
+  auto a = dyn_cast_or_null<DenseElementsAttr>(lhs);
+  auto b = dyn_cast_or_null<DenseElementsAttr>(rhs);
+  if (!a || !b || !resultType)
+    return {};
+  if (a.isSplat() && b.isSplat()) {
+    std::optional<R> r = fn(a.getSplatValue<T>(), b.getSplatValue<T>());
+    if (!r)
+      return {};
+    return DenseElementsAttr::get(resultType, *r);
+  }
+  int64_t n = resultType.getNumElements();
+  if (n > kMaxFoldElements)
+    return {};
+  ArrayRef<int64_t> shape = resultType.getShape();
+  auto valuesOf = [](DenseElementsAttr e) { return llvm::to_vector(e.getValues<T>()); };
+  SmallVector<T> av = valuesOf(a), bv = valuesOf(b);
+  // Maps a result linear index to an operand's linear index.
+  auto index = [&](DenseElementsAttr e, int64_t linear) -> int64_t {
+    if (e.isSplat())
+      return 0;
+    ArrayRef<int64_t> s = e.getType().getShape();
+    int64_t idx = 0, stride = 1, rem = linear;
+    for (int64_t d = shape.size() - 1; d >= 0; --d) {
+      int64_t coord = rem % shape[d];
+      rem /= shape[d];
+      if (!s.empty() && s[d] != 1)
+        idx += coord * stride;
+      if (!s.empty())
+        stride *= s[d];
+    }
+    return idx;
+  };
+  SmallVector<R> out;
+  out.reserve(n);
+  for (int64_t i = 0; i < n; ++i) {
+    std::optional<R> r = fn(av[index(a, i)], bv[index(b, i)]);
+    if (!r)
+      return {};
+    out.push_back(*r);
+  }
+  return DenseElementsAttr::get(resultType, out);
+}
+
+static Attribute foldBinaryFloat(Attribute lhs, Attribute rhs, Type resultType,
+                                 llvm::function_ref<double(double, double)> fn) {
+  auto type = dyn_cast<RankedTensorType>(resultType);
+  if (!type || !isa<FloatType>(type.getElementType()))
+    return {};
+  const auto &sem = cast<FloatType>(type.getElementType()).getFloatSemantics();
+  return foldBroadcastBinary<APFloat, APFloat>(
+      lhs, rhs, type, [&](const APFloat &x, const APFloat &y) -> std::optional<APFloat> {
+        return fromDouble(fn(toDouble(x), toDouble(y)), sem);
+      });
+}
+
+static Attribute
+foldBinaryInt(Attribute lhs, Attribute rhs, Type resultType,
+              llvm::function_ref<std::optional<APInt>(const APInt &, const APInt &)> fn) {
+  auto type = dyn_cast<RankedTensorType>(resultType);
+  if (!type || !isa<IntegerType>(type.getElementType()))
+    return {};
+  return foldBroadcastBinary<APInt, APInt>(lhs, rhs, type, fn);
+}
+
+/// True if `attr` is a splat constant equal to `value`.
+static bool isSplatOf(Attribute attr, double value) {
+  auto e = dyn_cast_or_null<DenseElementsAttr>(attr);
+  if (!e || !e.isSplat())
+    return false;
+  if (isa<FloatType>(e.getElementType()))
+    return toDouble(e.getSplatValue<APFloat>()) == value;
+  if (isa<IntegerType>(e.getElementType()))
+    return e.getSplatValue<APInt>().getSExtValue() == static_cast<int64_t>(value);
+  return false;
+}
+
+/// True if `attr` is a splat float -0.0 or integer 0: the exact additive identity.
+static bool isSplatAdditiveIdentity(Attribute attr) {
+  auto e = dyn_cast_or_null<DenseElementsAttr>(attr);
+  if (!e || !e.isSplat())
+    return false;
+  if (isa<FloatType>(e.getElementType())) {
+    APFloat v = e.getSplatValue<APFloat>();
+    return v.isZero() && v.isNegative();
+  }
+  return isa<IntegerType>(e.getElementType()) && e.getSplatValue<APInt>().isZero();
+}
+
+static double floorMod(double x, double y) {
+  double r = std::fmod(x, y);
+  return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
+}
+
+//===----------------------------------------------------------------------===//
+// Unary ops
+//===----------------------------------------------------------------------===//
+
+static double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+static double digamma(double x) {
+  // Reflection for x < 0.5, recurrence up to 6, then the asymptotic series.
+  if (x <= 0 && x == std::floor(x))
+    return std::nan("");
+  if (x < 0.5)
+    return digamma(1 - x) - M_PI / std::tan(M_PI * x);
+  double r = 0;
+  while (x < 6) {
+    r -= 1 / x;
+    x += 1;
+  }
+  double f = 1 / (x * x);
+  return r + std::log(x) - 0.5 / x -
+         f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f / 132))));
+}
+
+/// neg(neg(x)) -> x, and similar involutions.
+template <typename OpT>
+static Value foldInvolution(Value operand) {
+  if (auto inner = operand.getDefiningOp<OpT>())
+    return inner.getOperand();
+  return {};
+}
+
+/// f(f(x)) -> f(x) for idempotent f.
+template <typename OpT>
+static Value foldIdempotent(Value operand) {
+  if (auto inner = operand.getDefiningOp<OpT>())
+    return inner.getResult();
+  return {};
+}
+
+OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
+  if (Value v = foldInvolution<NegOp>(getOperand()))
+    return v;
+  if (auto attr = dyn_cast_or_null<DenseIntElementsAttr>(adaptor.getOperand()))
+    if (attr.isSplat())
+      return DenseElementsAttr::get(attr.getType(), -attr.getSplatValue<APInt>());
+  return foldUnaryFloat(adaptor.getOperand(), [](double x) { return -x; });
+}
+OpFoldResult NotOp::fold(FoldAdaptor adaptor) {
+  if (Value v = foldInvolution<NotOp>(getOperand()))
+    return v;
+  if (auto attr = dyn_cast_or_null<DenseIntElementsAttr>(adaptor.getOperand()))
+    if (attr.isSplat())
+      return DenseElementsAttr::get(attr.getType(), ~attr.getSplatValue<APInt>());
+  return {};
+}
+OpFoldResult AbsOp::fold(FoldAdaptor adaptor) {
+  if (Value v = foldIdempotent<AbsOp>(getOperand()))
+    return v;
+  return foldUnaryFloat(adaptor.getOperand(), [](double x) { return std::fabs(x); });
+}
+OpFoldResult ReluOp::fold(FoldAdaptor adaptor) {
+  if (Value v = foldIdempotent<ReluOp>(getOperand()))
+    return v;
+  return foldUnaryFloat(adaptor.getOperand(),
+                        [](double x) { return x > 0 ? x : 0.0; });
+}
+OpFoldResult SignOp::fold(FoldAdaptor adaptor) {
+  if (Value v = foldIdempotent<SignOp>(getOperand()))
+    return v;
+  return foldUnaryFloat(adaptor.getOperand(), [](double x) {
+    return x > 0 ? 1.0 : (x < 0 ? -1.0 : x);
+  });
+}
+OpFoldResult FloorOp::fold(FoldAdaptor adaptor) {
+  if (Value v = foldIdempotent<FloorOp>(getOperand()))
+    return v;
+  return foldUnaryFloat(adaptor.getOperand(), [](double x) { return std::floor(x); });
+}
+OpFoldResult CeilOp::fold(FoldAdaptor adaptor) {
+  if (Value v = foldIdempotent<CeilOp>(getOperand()))
+    return v;
+  return foldUnaryFloat(adaptor.getOperand(), [](double x) { return std::ceil(x); });
+}
+OpFoldResult RoundOp::fold(FoldAdaptor adaptor) {
+  if (Value v = foldIdempotent<RoundOp>(getOperand()))
+    return v;
+  return foldUnaryFloat(adaptor.getOperand(), [](double x) { return std::round(x); });
+}
+OpFoldResult RintOp::fold(FoldAdaptor adaptor) {
+  if (Value v = foldIdempotent<RintOp>(getOperand()))
+    return v;
+  return foldUnaryFloat(adaptor.getOperand(), [](double x) { return std::nearbyint(x); });
+}
+
+#define DLVM_FOLD_UNARY_FLOAT(OP, EXPR)                                        \
+  OpFoldResult OP::fold(FoldAdaptor adaptor) {                                 \
+    return foldUnaryFloat(adaptor.getOperand(), [](double x) { return EXPR; }); \
+  }
+DLVM_FOLD_UNARY_FLOAT(ExpOp, std::exp(x))
+DLVM_FOLD_UNARY_FLOAT(LogOp, std::log(x))
+DLVM_FOLD_UNARY_FLOAT(TanhOp, std::tanh(x))
+DLVM_FOLD_UNARY_FLOAT(SigmoidOp, sigmoid(x))
+DLVM_FOLD_UNARY_FLOAT(SqrtOp, std::sqrt(x))
+DLVM_FOLD_UNARY_FLOAT(RsqrtOp, 1.0 / std::sqrt(x))
+DLVM_FOLD_UNARY_FLOAT(SquareOp, x * x)
+DLVM_FOLD_UNARY_FLOAT(SinOp, std::sin(x))
+DLVM_FOLD_UNARY_FLOAT(CosOp, std::cos(x))
+DLVM_FOLD_UNARY_FLOAT(TanOp, std::tan(x))
+DLVM_FOLD_UNARY_FLOAT(AsinOp, std::asin(x))
+DLVM_FOLD_UNARY_FLOAT(AcosOp, std::acos(x))
+DLVM_FOLD_UNARY_FLOAT(AtanOp, std::atan(x))
+DLVM_FOLD_UNARY_FLOAT(SinhOp, std::sinh(x))
+DLVM_FOLD_UNARY_FLOAT(CoshOp, std::cosh(x))
+DLVM_FOLD_UNARY_FLOAT(ErfOp, std::erf(x))
+DLVM_FOLD_UNARY_FLOAT(ErfcOp, std::erfc(x))
+DLVM_FOLD_UNARY_FLOAT(LgammaOp, std::lgamma(x))
+DLVM_FOLD_UNARY_FLOAT(DigammaOp, digamma(x))
+DLVM_FOLD_UNARY_FLOAT(Log1pOp, std::log1p(x))
+DLVM_FOLD_UNARY_FLOAT(Expm1Op, std::expm1(x))
+#undef DLVM_FOLD_UNARY_FLOAT
+
+//===----------------------------------------------------------------------===//
+// Binary ops
+//===----------------------------------------------------------------------===//
+
+#define DLVM_BINARY_INFER(OP)                                                  \
+  LogicalResult OP::inferReturnTypes(MLIRContext *, std::optional<Location> loc, \
+                                     Adaptor adaptor,                           \
+                                     SmallVectorImpl<Type> &results) {          \
+    return inferBroadcast(loc, {adaptor.getLhs(), adaptor.getRhs()},           \
+                          tensorOf(adaptor.getLhs()).getElementType(), results); \
+  }
+DLVM_BINARY_INFER(AddOp)
+DLVM_BINARY_INFER(SubOp)
+DLVM_BINARY_INFER(MulOp)
+DLVM_BINARY_INFER(DivOp)
+DLVM_BINARY_INFER(PowOp)
+DLVM_BINARY_INFER(MinOp)
+DLVM_BINARY_INFER(MaxOp)
+DLVM_BINARY_INFER(ModOp)
+DLVM_BINARY_INFER(FloorDivOp)
+DLVM_BINARY_INFER(TruncDivOp)
+DLVM_BINARY_INFER(AndOp)
+DLVM_BINARY_INFER(OrOp)
+#undef DLVM_BINARY_INFER
+
+/// Returns `v` if it already has the result's type (so no broadcast is lost).
+static OpFoldResult sameTypeOr(Value v, Type resultType) {
+  return v.getType() == resultType ? OpFoldResult(v) : OpFoldResult();
+}
+
+OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
+  if (isSplatAdditiveIdentity(adaptor.getRhs()))
+    if (OpFoldResult r = sameTypeOr(getLhs(), getType()))
+      return r;
+  if (isSplatAdditiveIdentity(adaptor.getLhs()))
+    if (OpFoldResult r = sameTypeOr(getRhs(), getType()))
+      return r;
+  if (Attribute r = foldBinaryFloat(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                                    [](double x, double y) { return x + y; }))
+    return r;
+  return foldBinaryInt(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                       [](const APInt &x, const APInt &y) -> std::optional<APInt> { return x + y; });
+}
+OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
+  if (isSplatOf(adaptor.getRhs(), 0.0))
+    if (OpFoldResult r = sameTypeOr(getLhs(), getType()))
+      return r;
+  if (Attribute r = foldBinaryFloat(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                                    [](double x, double y) { return x - y; }))
+    return r;
+  return foldBinaryInt(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                       [](const APInt &x, const APInt &y) -> std::optional<APInt> { return x - y; });
+}
+OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
+  if (isSplatOf(adaptor.getRhs(), 1.0))
+    if (OpFoldResult r = sameTypeOr(getLhs(), getType()))
+      return r;
+  if (isSplatOf(adaptor.getLhs(), 1.0))
+    if (OpFoldResult r = sameTypeOr(getRhs(), getType()))
+      return r;
+  if (Attribute r = foldBinaryFloat(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                                    [](double x, double y) { return x * y; }))
+    return r;
+  return foldBinaryInt(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                       [](const APInt &x, const APInt &y) -> std::optional<APInt> { return x * y; });
+}
+OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
+  if (isSplatOf(adaptor.getRhs(), 1.0))
+    if (OpFoldResult r = sameTypeOr(getLhs(), getType()))
+      return r;
+  if (Attribute r = foldBinaryFloat(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                                    [](double x, double y) { return x / y; }))
+    return r;
+  return foldBinaryInt(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                       [](const APInt &x, const APInt &y) -> std::optional<APInt> {
+                         if (y.isZero() || (x.isMinSignedValue() && y.isAllOnes()))
+                           return std::nullopt;
+                         return x.sdiv(y);
+                       });
+}
+OpFoldResult TruncDivOp::fold(FoldAdaptor adaptor) {
+  if (isSplatOf(adaptor.getRhs(), 1.0) && !isFloatTensor(getLhs()))
+    if (OpFoldResult r = sameTypeOr(getLhs(), getType()))
+      return r;
+  if (Attribute r = foldBinaryFloat(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                                    [](double x, double y) { return std::trunc(x / y); }))
+    return r;
+  return foldBinaryInt(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                       [](const APInt &x, const APInt &y) -> std::optional<APInt> {
+                         if (y.isZero() || (x.isMinSignedValue() && y.isAllOnes()))
+                           return std::nullopt;
+                         return x.sdiv(y);
+                       });
+}
+OpFoldResult FloorDivOp::fold(FoldAdaptor adaptor) {
+  if (Attribute r = foldBinaryFloat(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                                    [](double x, double y) { return std::floor(x / y); }))
+    return r;
+  return foldBinaryInt(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                       [](const APInt &x, const APInt &y) -> std::optional<APInt> {
+                         if (y.isZero() || (x.isMinSignedValue() && y.isAllOnes()))
+                           return std::nullopt;
+                         return llvm::APIntOps::RoundingSDiv(x, y, APInt::Rounding::DOWN);
+                       });
+}
+OpFoldResult ModOp::fold(FoldAdaptor adaptor) {
+  if (Attribute r = foldBinaryFloat(adaptor.getLhs(), adaptor.getRhs(), getType(), floorMod))
+    return r;
+  return foldBinaryInt(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                       [](const APInt &x, const APInt &y) -> std::optional<APInt> {
+                         if (y.isZero())
+                           return std::nullopt;
+                         APInt r = x.srem(y);
+                         if (!r.isZero() && (r.isNegative() != y.isNegative()))
+                           r += y;
+                         return r;
+                       });
+}
+OpFoldResult PowOp::fold(FoldAdaptor adaptor) {
+  if (isSplatOf(adaptor.getRhs(), 1.0))
+    if (OpFoldResult r = sameTypeOr(getLhs(), getType()))
+      return r;
+  return foldBinaryFloat(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                         [](double x, double y) { return std::pow(x, y); });
+}
+OpFoldResult MinOp::fold(FoldAdaptor adaptor) {
+  if (getLhs() == getRhs())
+    return getLhs();
+  if (Attribute r = foldBinaryFloat(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                                    [](double x, double y) {
+                                      return std::isnan(x) || std::isnan(y) ? NAN : std::min(x, y);
+                                    }))
+    return r;
+  return foldBinaryInt(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                       [](const APInt &x, const APInt &y) -> std::optional<APInt> {
+                         return x.slt(y) ? x : y;
+                       });
+}
+OpFoldResult MaxOp::fold(FoldAdaptor adaptor) {
+  if (getLhs() == getRhs())
+    return getLhs();
+  if (Attribute r = foldBinaryFloat(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                                    [](double x, double y) {
+                                      return std::isnan(x) || std::isnan(y) ? NAN : std::max(x, y);
+                                    }))
+    return r;
+  return foldBinaryInt(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                       [](const APInt &x, const APInt &y) -> std::optional<APInt> {
+                         return x.sgt(y) ? x : y;
+                       });
+}
+OpFoldResult AndOp::fold(FoldAdaptor adaptor) {
+  if (getLhs() == getRhs())
+    return getLhs();
+  return foldBinaryInt(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                       [](const APInt &x, const APInt &y) -> std::optional<APInt> { return x & y; });
+}
+OpFoldResult OrOp::fold(FoldAdaptor adaptor) {
+  if (getLhs() == getRhs())
+    return getLhs();
+  return foldBinaryInt(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                       [](const APInt &x, const APInt &y) -> std::optional<APInt> { return x | y; });
+}
+
+//===----------------------------------------------------------------------===//
+// cmp, select
+//===----------------------------------------------------------------------===//
+
+LogicalResult CmpOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location> loc,
+                                      Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  return inferBroadcast(loc, {adaptor.getLhs(), adaptor.getRhs()},
+                        IntegerType::get(ctx, 1), results);
+}
+
+static bool compare(CmpPredicate p, int c) {
+  switch (p) {
+  case CmpPredicate::lt: return c < 0;
+  case CmpPredicate::le: return c <= 0;
+  case CmpPredicate::gt: return c > 0;
+  case CmpPredicate::ge: return c >= 0;
+  case CmpPredicate::eq: return c == 0;
+  case CmpPredicate::ne: return c != 0;
+  }
+  llvm_unreachable("unknown predicate");
+}
+
+OpFoldResult CmpOp::fold(FoldAdaptor adaptor) {
+  auto type = cast<RankedTensorType>(getType());
+  CmpPredicate p = getPredicate();
+  if (isFloatTensor(getLhs()))
+    return foldBroadcastBinary<APFloat, APInt>(
+        adaptor.getLhs(), adaptor.getRhs(), type,
+        [&](const APFloat &x, const APFloat &y) -> std::optional<APInt> {
+          APFloat::cmpResult c = x.compare(y);
+          bool r = c == APFloat::cmpUnordered
+                       ? p == CmpPredicate::ne
+                       : compare(p, c == APFloat::cmpLessThan ? -1
+                                     : c == APFloat::cmpEqual ? 0 : 1);
+          return APInt(1, r);
+        });
+  return foldBroadcastBinary<APInt, APInt>(
+      adaptor.getLhs(), adaptor.getRhs(), type,
+      [&](const APInt &x, const APInt &y) -> std::optional<APInt> {
+        return APInt(1, compare(p, x.slt(y) ? -1 : (x == y ? 0 : 1)));
+      });
+}
+
+LogicalResult SelectOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                         Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  return inferBroadcast(loc, {adaptor.getMask(), adaptor.getOnTrue(), adaptor.getOnFalse()},
+                        tensorOf(adaptor.getOnTrue()).getElementType(), results);
+}
+
+OpFoldResult SelectOp::fold(FoldAdaptor adaptor) {
+  if (getOnTrue() == getOnFalse())
+    return sameTypeOr(getOnTrue(), getType());
+  auto mask = dyn_cast_or_null<DenseIntElementsAttr>(adaptor.getMask());
+  if (!mask || !mask.isSplat())
+    return {};
+  return sameTypeOr(mask.getSplatValue<bool>() ? getOnTrue() : getOnFalse(), getType());
+}
+
+//===----------------------------------------------------------------------===//
+// dot
+//===----------------------------------------------------------------------===//
+
+LogicalResult DotOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                      Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  RankedTensorType lt = tensorOf(adaptor.getLhs()), rt = tensorOf(adaptor.getRhs());
+  ArrayRef<int64_t> l = lt.getShape(), r = rt.getShape();
+  Type elt = lt.getElementType();
+  auto mismatch = [&](StringRef what) {
+    return emitOptionalError(loc, "contraction dimensions do not match for ", what,
+                             ": ", lt, " and ", rt);
+  };
+  SmallVector<int64_t> shape;
+  if (l.size() == 1 && r.size() == 1) {
+    if (l[0] != r[0])
+      return mismatch("vector . vector");
+  } else if (l.size() == 2 && r.size() == 1) {
+    if (l[1] != r[0])
+      return mismatch("matrix x vector");
+    shape = {l[0]};
+  } else if (l.size() == 1 && r.size() == 2) {
+    if (l[0] != r[0])
+      return mismatch("vector x matrix");
+    shape = {r[1]};
+  } else if (l.size() >= 2 && l.size() == r.size()) {
+    size_t n = l.size();
+    if (l.drop_back(2) != r.drop_back(2))
+      return emitOptionalError(loc, "batch dimensions differ: ", lt, " and ", rt);
+    if (l[n - 1] != r[n - 2])
+      return mismatch("matrix x matrix");
+    shape.append(l.begin(), l.end() - 1);
+    shape.push_back(r[n - 1]);
+  } else {
+    return emitOptionalError(
+        loc, "unsupported operand ranks ", l.size(), " and ", r.size(),
+        " (expected matrix x matrix, batched matrices of equal rank, "
+        "matrix x vector, vector x matrix or vector . vector)");
+  }
+  results.push_back(RankedTensorType::get(shape, elt));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Shape ops
+//===----------------------------------------------------------------------===//
+
+static SmallVector<int64_t> transposePermutation(std::optional<ArrayRef<int64_t>> perm,
+                                                 int64_t rank) {
+  if (perm)
+    return llvm::to_vector(*perm);
+  SmallVector<int64_t> p;
+  for (int64_t i = rank - 1; i >= 0; --i)
+    p.push_back(i);
+  return p;
+}
+
+SmallVector<int64_t> TransposeOp::getPermutation() {
+  return transposePermutation(getPerm(), getType().getRank());
+}
+
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                            Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  RankedTensorType t = tensorOf(adaptor.getOperand());
+  SmallVector<int64_t> perm = transposePermutation(adaptor.getPerm(), t.getRank());
+  if ((int64_t)perm.size() != t.getRank())
+    return emitOptionalError(loc, "permutation ", shapeStr(perm), " has ", perm.size(),
+                             " entries but the operand has rank ", t.getRank());
+  if (failed(checkDims(loc, "permutation entry", perm, t.getRank())))
+    return failure();
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(t.getDimSize(p));
+  results.push_back(RankedTensorType::get(shape, t.getElementType()));
+  return success();
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  SmallVector<int64_t> perm = getPermutation();
+  if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
+    return getOperand();
+  // transpose(transpose(x, p), q) == x when p[q[i]] == i for all i.
+  if (auto inner = getOperand().getDefiningOp<TransposeOp>()) {
+    SmallVector<int64_t> p = inner.getPermutation();
+    bool identity = true;
+    for (auto [i, q] : llvm::enumerate(perm))
+      identity &= p[q] == (int64_t)i;
+    if (identity)
+      return inner.getOperand();
+  }
+  return {};
+}
+
+LogicalResult ReverseOp::verify() {
+  return checkDims(getLoc(), "reversed dimension", getDims(), getType().getRank());
+}
+
+OpFoldResult ReverseOp::fold(FoldAdaptor adaptor) {
+  ArrayRef<int64_t> shape = getType().getShape();
+  if (llvm::all_of(getDims(), [&](int64_t d) { return shape[d] == 1; }))
+    return getOperand();
+  if (auto inner = getOperand().getDefiningOp<ReverseOp>()) {
+    SmallVector<int64_t> a(getDims()), b(inner.getDims());
+    llvm::sort(a);
+    llvm::sort(b);
+    if (a == b)
+      return inner.getOperand();
+  }
+  if (auto attr = dyn_cast_or_null<DenseElementsAttr>(adaptor.getOperand()))
+    if (attr.isSplat())
+      return attr;
+  return {};
+}
+
+LogicalResult ConcatenateOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                              Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  ValueRange operands = adaptor.getOperands();
+  if (operands.empty())
+    return emitOptionalError(loc, "expected at least one operand");
+  RankedTensorType first = tensorOf(operands.front());
+  int64_t axis = adaptor.getAxis();
+  if (axis >= first.getRank())
+    return emitOptionalError(loc, "axis ", axis, " is out of range for operands of rank ",
+                             first.getRank());
+  SmallVector<int64_t> shape(first.getShape());
+  for (auto [i, v] : llvm::enumerate(operands.drop_front())) {
+    RankedTensorType t = tensorOf(v);
+    if (t.getElementType() != first.getElementType())
+      return emitOptionalError(loc, "operand ", i + 1, " has element type ",
+                               t.getElementType(), " but operand 0 has ",
+                               first.getElementType());
+    if (t.getRank() != first.getRank())
+      return emitOptionalError(loc, "operand ", i + 1, " has rank ", t.getRank(),
+                               " but operand 0 has rank ", first.getRank());
+    for (int64_t d = 0; d < t.getRank(); ++d) {
+      if (d == axis)
+        continue;
+      if (t.getDimSize(d) != first.getDimSize(d))
+        return emitOptionalError(loc, "operand ", i + 1, " has shape ",
+                                 shapeStr(t.getShape()), " but operand 0 has ",
+                                 shapeStr(first.getShape()),
+                                 " (sizes must agree except along axis ", axis, ")");
+    }
+    shape[axis] += t.getDimSize(axis);
+  }
+  results.push_back(RankedTensorType::get(shape, first.getElementType()));
+  return success();
+}
+
+OpFoldResult ConcatenateOp::fold(FoldAdaptor) {
+  if (getOperands().size() == 1)
+    return getOperands().front();
+  return {};
+}
+
+static SmallVector<int64_t> stridesOrOnes(std::optional<ArrayRef<int64_t>> strides,
+                                          size_t rank) {
+  if (strides)
+    return llvm::to_vector(*strides);
+  return SmallVector<int64_t>(rank, 1);
+}
+
+SmallVector<int64_t> SliceOp::getStrideValues() {
+  return stridesOrOnes(getStrides(), getOffsets().size());
+}
+
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                        Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  RankedTensorType t = tensorOf(adaptor.getOperand());
+  ArrayRef<int64_t> offsets = adaptor.getOffsets(), sizes = adaptor.getSizes();
+  SmallVector<int64_t> strides = stridesOrOnes(adaptor.getStrides(), t.getRank());
+  int64_t rank = t.getRank();
+  if ((int64_t)offsets.size() != rank || (int64_t)sizes.size() != rank ||
+      (int64_t)strides.size() != rank)
+    return emitOptionalError(loc, "expected ", rank,
+                             " offsets, sizes and strides (one per dimension), got ",
+                             offsets.size(), ", ", sizes.size(), " and ", strides.size());
+  for (int64_t d = 0; d < rank; ++d) {
+    if (strides[d] <= 0 || sizes[d] < 0 || offsets[d] < 0)
+      return emitOptionalError(loc, "dimension ", d,
+                               ": offsets and sizes must be non-negative and strides positive");
+    int64_t last = offsets[d] + (sizes[d] - 1) * strides[d];
+    if (sizes[d] > 0 && last >= t.getDimSize(d))
+      return emitOptionalError(loc, "dimension ", d, ": the slice reads index ", last,
+                               " but the operand's size is ", t.getDimSize(d));
+  }
+  results.push_back(RankedTensorType::get(sizes, t.getElementType()));
+  return success();
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
+  if (getType() == getOperand().getType())
+    return getOperand();
+  if (auto attr = dyn_cast_or_null<DenseElementsAttr>(adaptor.getOperand()))
+    if (attr.isSplat())
+      return attr.resizeSplat(getType());
+  return {};
+}
+
+LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                          Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  RankedTensorType t = tensorOf(adaptor.getOperand());
+  ArrayRef<int64_t> shape = adaptor.getShape();
+  if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
+    return emitOptionalError(loc, "target shape ", shapeStr(shape),
+                             " has a negative dimension");
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  if (n != t.getNumElements())
+    return emitOptionalError(loc, "cannot reshape ", t, " (", t.getNumElements(),
+                             " elements) to ", shapeStr(shape), " (", n, " elements)");
+  results.push_back(RankedTensorType::get(shape, t.getElementType()));
+  return success();
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
+  if (getType() == getOperand().getType())
+    return getOperand();
+  if (auto inner = getOperand().getDefiningOp<ReshapeOp>()) {
+    getOperandMutable().assign(inner.getOperand());
+    return getResult();
+  }
+  if (auto attr = dyn_cast_or_null<DenseElementsAttr>(adaptor.getOperand()))
+    return attr.reshape(getType());
+  return {};
+}
+
+LogicalResult PadShapeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                           Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  RankedTensorType t = tensorOf(adaptor.getOperand());
+  int64_t dim = adaptor.getDim();
+  if (dim > t.getRank())
+    return emitOptionalError(loc, "cannot insert a unit dimension at ", dim,
+                             " into a tensor of rank ", t.getRank(),
+                             " (expected 0 to ", t.getRank(), ")");
+  SmallVector<int64_t> shape(t.getShape());
+  shape.insert(shape.begin() + dim, 1);
+  results.push_back(RankedTensorType::get(shape, t.getElementType()));
+  return success();
+}
+
+OpFoldResult PadShapeOp::fold(FoldAdaptor adaptor) {
+  if (auto inner = getOperand().getDefiningOp<SqueezeShapeOp>())
+    if (inner.getDim() == getDim())
+      return inner.getOperand();
+  if (auto attr = dyn_cast_or_null<DenseElementsAttr>(adaptor.getOperand()))
+    return attr.reshape(getType());
+  return {};
+}
+
+LogicalResult SqueezeShapeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                               Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  RankedTensorType t = tensorOf(adaptor.getOperand());
+  int64_t dim = adaptor.getDim();
+  if (dim >= t.getRank())
+    return emitOptionalError(loc, "dimension ", dim, " is out of range for a tensor of rank ",
+                             t.getRank());
+  if (t.getDimSize(dim) != 1)
+    return emitOptionalError(loc, "dimension ", dim, " has size ", t.getDimSize(dim),
+                             "; only a unit dimension can be squeezed");
+  SmallVector<int64_t> shape(t.getShape());
+  shape.erase(shape.begin() + dim);
+  results.push_back(RankedTensorType::get(shape, t.getElementType()));
+  return success();
+}
+
+OpFoldResult SqueezeShapeOp::fold(FoldAdaptor adaptor) {
+  if (auto inner = getOperand().getDefiningOp<PadShapeOp>())
+    if (inner.getDim() == getDim())
+      return inner.getOperand();
+  if (auto attr = dyn_cast_or_null<DenseElementsAttr>(adaptor.getOperand()))
+    return attr.reshape(getType());
+  return {};
+}
+
+LogicalResult BroadcastToOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                              Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  RankedTensorType t = tensorOf(adaptor.getOperand());
+  ArrayRef<int64_t> shape = adaptor.getShape();
+  FailureOr<SmallVector<int64_t>> b = broadcastShapes(t.getShape(), shape);
+  if (failed(b) || ArrayRef<int64_t>(*b) != shape)
+    return emitOptionalError(loc, "cannot broadcast ", t, " to ", shapeStr(shape),
+                             " (expected a rank-0 operand, or equal ranks with each "
+                             "operand dimension 1 or equal to the target's)");
+  results.push_back(RankedTensorType::get(shape, t.getElementType()));
+  return success();
+}
+
+OpFoldResult BroadcastToOp::fold(FoldAdaptor adaptor) {
+  if (getType() == getOperand().getType())
+    return getOperand();
+  if (auto attr = dyn_cast_or_null<DenseElementsAttr>(adaptor.getOperand()))
+    if (attr.isSplat())
+      return attr.resizeSplat(getType());
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+/// Checks that `kind` applies to `elementType`.
+static LogicalResult checkKind(std::optional<Location> loc, ReductionKind kind,
+                               Type elementType, bool allowMean) {
+  bool isFloat = isa<FloatType>(elementType);
+  if ((kind == ReductionKind::and_ || kind == ReductionKind::or_) && isFloat)
+    return emitOptionalError(loc, "'", stringifyReductionKind(kind),
+                             "' needs integer or i1 elements, got ", elementType);
+  if (kind == ReductionKind::mean && !allowMean)
+    return emitOptionalError(loc, "'mean' is not a valid combinator here");
+  if (kind == ReductionKind::mean && !isFloat)
+    return emitOptionalError(loc, "'mean' needs float elements, got ", elementType);
+  return success();
+}
+
+LogicalResult ReduceOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                         Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  RankedTensorType t = tensorOf(adaptor.getOperand());
+  if (failed(checkKind(loc, adaptor.getKind(), t.getElementType(), true)) ||
+      failed(checkDims(loc, "reduced dimension", adaptor.getDims(), t.getRank())))
+    return failure();
+  if (Value init = adaptor.getInit()) {
+    RankedTensorType it = tensorOf(init);
+    if (it.getRank() != 0 || it.getElementType() != t.getElementType())
+      return emitOptionalError(loc, "init must be a rank-0 tensor of ", t.getElementType(),
+                               ", got ", it);
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < t.getRank(); ++d)
+    if (!llvm::is_contained(adaptor.getDims(), d))
+      shape.push_back(t.getDimSize(d));
+  results.push_back(RankedTensorType::get(shape, t.getElementType()));
+  return success();
+}
+
+OpFoldResult ReduceOp::fold(FoldAdaptor) {
+  if (getDims().empty() && !getInit())
+    return getOperand();
+  return {};
+}
+
+LogicalResult ScanOp::verify() {
+  if (failed(checkKind(getLoc(), getKind(), getType().getElementType(), false)))
+    return failure();
+  if ((int64_t)getDim() >= getType().getRank())
+    return emitOpError() << "dimension " << getDim()
+                         << " is out of range for an operand of rank " << getType().getRank();
+  return success();
+}
+
+SmallVector<int64_t> ReduceWindowOp::getLowPadding() {
+  ArrayRef<int64_t> in = getOperand().getType().getShape();
+  ArrayRef<int64_t> out = getType().getShape();
+  SmallVector<int64_t> low;
+  for (size_t d = 0; d < in.size(); ++d) {
+    int64_t w = getWindow()[d], s = getStrides()[d];
+    int64_t total = std::max<int64_t>((out[d] - 1) * s + w - in[d], 0);
+    low.push_back(getPadding() == Padding::full ? w - 1 : total / 2);
+  }
+  return low;
+}
+
+LogicalResult ReduceWindowOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                               Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  RankedTensorType t = tensorOf(adaptor.getOperand());
+  if (failed(checkKind(loc, adaptor.getKind(), t.getElementType(), true)))
+    return failure();
+  ArrayRef<int64_t> window = adaptor.getWindow(), strides = adaptor.getStrides();
+  if ((int64_t)window.size() != t.getRank() || (int64_t)strides.size() != t.getRank())
+    return emitOptionalError(loc, "expected ", t.getRank(),
+                             " window sizes and strides (one per dimension), got ",
+                             window.size(), " and ", strides.size());
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < t.getRank(); ++d) {
+    int64_t n = t.getDimSize(d), w = window[d], s = strides[d];
+    if (w <= 0 || s <= 0)
+      return emitOptionalError(loc, "window sizes and strides must be positive");
+    int64_t o;
+    switch (adaptor.getPadding()) {
+    case Padding::none:
+      if (w > n)
+        return emitOptionalError(loc, "window size ", w, " exceeds dimension ", d,
+                                 " of size ", n, " with padding none");
+      o = (n - w) / s + 1;
+      break;
+    case Padding::half:
+      o = (n + s - 1) / s;
+      break;
+    case Padding::full:
+      o = (n + w - 2) / s + 1;
+      break;
+    }
+    shape.push_back(o);
+  }
+  results.push_back(RankedTensorType::get(shape, t.getElementType()));
+  return success();
+}
+
+template <typename OpT>
+static LogicalResult verifyAxis(OpT op) {
+  if ((int64_t)op.getAxis() >= op.getType().getRank())
+    return op.emitOpError() << "axis " << op.getAxis()
+                            << " is out of range for an operand of rank "
+                            << op.getType().getRank();
+  return success();
+}
+LogicalResult SoftmaxOp::verify() { return verifyAxis(*this); }
+LogicalResult LogSoftmaxOp::verify() { return verifyAxis(*this); }
+
+//===----------------------------------------------------------------------===//
+// convolve
+//===----------------------------------------------------------------------===//
+
+static SmallVector<int64_t> valuesOr(std::optional<ArrayRef<int64_t>> v, size_t n,
+                                     int64_t fill) {
+  if (v)
+    return llvm::to_vector(*v);
+  return SmallVector<int64_t>(n, fill);
+}
+
+SmallVector<int64_t> ConvolveOp::getStrideValues() {
+  return valuesOr(getStrides(), getNumSpatialDims(), 1);
+}
+SmallVector<int64_t> ConvolveOp::getPaddingValues() {
+  return valuesOr(getPadding(), 2 * getNumSpatialDims(), 0);
+}
+SmallVector<int64_t> ConvolveOp::getLhsDilationValues() {
+  return valuesOr(getLhsDilation(), getNumSpatialDims(), 1);
+}
+SmallVector<int64_t> ConvolveOp::getRhsDilationValues() {
+  return valuesOr(getRhsDilation(), getNumSpatialDims(), 1);
+}
+
+LogicalResult ConvolveOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                           Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  RankedTensorType in = tensorOf(adaptor.getInput()), k = tensorOf(adaptor.getKernel());
+  if (in.getRank() < 3 || in.getRank() != k.getRank())
+    return emitOptionalError(loc, "expected input (N x C x spatial...) and kernel "
+                                  "(O x C/groups x window...) of equal rank >= 3, got ",
+                             in, " and ", k);
+  size_t ns = in.getRank() - 2;
+  SmallVector<int64_t> strides = valuesOr(adaptor.getStrides(), ns, 1);
+  SmallVector<int64_t> padding = valuesOr(adaptor.getPadding(), 2 * ns, 0);
+  SmallVector<int64_t> ld = valuesOr(adaptor.getLhsDilation(), ns, 1);
+  SmallVector<int64_t> rd = valuesOr(adaptor.getRhsDilation(), ns, 1);
+  if (strides.size() != ns || ld.size() != ns || rd.size() != ns)
+    return emitOptionalError(loc, "expected ", ns,
+                             " strides and dilations (one per spatial dimension)");
+  if (padding.size() != 2 * ns)
+    return emitOptionalError(loc, "expected ", 2 * ns,
+                             " padding values (low and high per spatial dimension), got ",
+                             padding.size());
+  int64_t groups = adaptor.getGroups();
+  if (groups <= 0)
+    return emitOptionalError(loc, "groups must be positive, got ", groups);
+  int64_t c = in.getDimSize(1), o = k.getDimSize(0);
+  if (c % groups != 0 || o % groups != 0 || k.getDimSize(1) * groups != c)
+    return emitOptionalError(loc, "channel mismatch: input has ", c,
+                             " channels, kernel expects ", k.getDimSize(1), " x ", groups,
+                             " group(s) with ", o, " output channels (both divisible by groups)");
+  SmallVector<int64_t> shape = {in.getDimSize(0), o};
+  for (size_t i = 0; i < ns; ++i) {
+    if (strides[i] <= 0 || ld[i] <= 0 || rd[i] <= 0)
+      return emitOptionalError(loc, "strides and dilations must be positive");
+    int64_t n = ld[i] * (in.getDimSize(i + 2) - 1) + 1 + padding[2 * i] + padding[2 * i + 1];
+    int64_t w = rd[i] * (k.getDimSize(i + 2) - 1) + 1;
+    if (w > n)
+      return emitOptionalError(loc, "spatial dimension ", i, ": the dilated window (", w,
+                               ") is larger than the padded, dilated input (", n, ")");
+    shape.push_back((n - w) / strides[i] + 1);
+  }
+  results.push_back(RankedTensorType::get(shape, in.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// constant, cast, bitcast, random
+//===----------------------------------------------------------------------===//
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+LogicalResult ConstantOp::verify() {
+  if (!isa<RankedTensorType>(getValue().getType()))
+    return emitOpError() << "expected a ranked tensor literal, got " << getValue().getType();
+  return success();
+}
+
+LogicalResult CastOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+                                       Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  results.push_back(tensorOf(adaptor.getOperand()).clone(adaptor.getDtype()));
+  return success();
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
+  if (getType() == getOperand().getType())
+    return getOperand();
+  auto attr = dyn_cast_or_null<DenseElementsAttr>(adaptor.getOperand());
+  if (!attr || !attr.isSplat())
+    return {};
+  Type to = getDtype();
+  auto type = getType();
+  if (auto fromF = dyn_cast<FloatType>(attr.getElementType())) {
+    APFloat v = attr.getSplatValue<APFloat>();
+    if (auto toF = dyn_cast<FloatType>(to))
+      return DenseElementsAttr::get(type, fromDouble(toDouble(v), toF.getFloatSemantics()));
+    (void)fromF;
+    return {};
+  }
+  APInt v = attr.getSplatValue<APInt>();
+  if (auto toI = dyn_cast<IntegerType>(to)) {
+    if (toI.getWidth() == 1)
+      return DenseElementsAttr::get(type, APInt(1, !v.isZero()));
+    return DenseElementsAttr::get(type, v.sextOrTrunc(toI.getWidth()));
+  }
+  if (auto toF = dyn_cast<FloatType>(to))
+    return DenseElementsAttr::get(
+        type, fromDouble((double)v.getSExtValue(), toF.getFloatSemantics()));
+  return {};
+}
+
+LogicalResult BitcastOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                          Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  RankedTensorType t = tensorOf(adaptor.getOperand());
+  Type to = adaptor.getDtype();
+  if (t.getElementTypeBitWidth() != to.getIntOrFloatBitWidth())
+    return emitOptionalError(loc, "cannot bitcast ", t.getElementType(), " (",
+                             t.getElementTypeBitWidth(), " bits) to ", to, " (",
+                             to.getIntOrFloatBitWidth(), " bits): widths must match");
+  results.push_back(t.clone(to));
+  return success();
+}
+
+OpFoldResult BitcastOp::fold(FoldAdaptor) {
+  if (getType() == getOperand().getType())
+    return getOperand();
+  if (auto inner = getOperand().getDefiningOp<BitcastOp>()) {
+    if (inner.getOperand().getType() == getType())
+      return inner.getOperand();
+  }
+  return {};
+}
+
+LogicalResult RandomOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                         Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  ArrayRef<int64_t> shape = adaptor.getShape();
+  if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
+    return emitOptionalError(loc, "shape ", shapeStr(shape), " has a negative dimension");
+  if (!(adaptor.getLow().convertToDouble() < adaptor.getHigh().convertToDouble()))
+    return emitOptionalError(loc, "expected low < high, got ",
+                             adaptor.getLow().convertToDouble(), " and ",
+                             adaptor.getHigh().convertToDouble());
+  results.push_back(RankedTensorType::get(shape, adaptor.getDtype()));
+  return success();
+}

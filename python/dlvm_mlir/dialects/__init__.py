@@ -1,0 +1,1 @@
+"""Python op classes of the dlvm dialect (generated from ODS)."""
