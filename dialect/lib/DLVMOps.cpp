@@ -237,7 +237,7 @@ static double digamma(double x) {
   if (x < 0.5)
     return digamma(1 - x) - M_PI / std::tan(M_PI * x);
   double r = 0;
-  while (x < 6) {
+  while (x < 10) {
     r -= 1 / x;
     x += 1;
   }

@@ -1,0 +1,476 @@
+// Every verifier message of the dlvm dialect, through the stock mlir-opt with
+// the plugin and through dlvm-opt.
+// RUN: %mlir_opt %s -split-input-file -verify-diagnostics
+// RUN: dlvm-opt %s --split-input-file --verify-diagnostics
+
+func.func @add_shapes(%a: tensor<4x8xf32>, %b: tensor<4x3xf32>) {
+  // expected-error @+1 {{operand shapes are not broadcast-compatible: [4, 8] and [4, 3]}}
+  %0 = dlvm.add %a, %b : tensor<4x8xf32>, tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @add_ranks(%a: tensor<4x8xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{operand shapes are not broadcast-compatible: [4, 8] and [8]}}
+  %0 = dlvm.add %a, %b : tensor<4x8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @add_elements(%a: tensor<4xf32>, %b: tensor<4xf64>) {
+  // expected-error @+1 {{all of {lhs, rhs, result} have same element type}}
+  %0 = dlvm.add %a, %b : tensor<4xf32>, tensor<4xf64>
+  return
+}
+
+// -----
+
+func.func @exp_int(%a: tensor<4xi32>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values}}
+  %0 = dlvm.exp %a : tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @pow_int(%a: tensor<4xi32>) {
+  // expected-error @+1 {{must be ranked tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values}}
+  %0 = dlvm.pow %a, %a : tensor<4xi32>, tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @and_float(%a: tensor<4xf32>) {
+  // expected-error @+1 {{must be ranked tensor of signless integer values}}
+  %0 = dlvm.and %a, %a : tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @unranked(%a: tensor<*xf32>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor}}
+  %0 = "dlvm.neg"(%a) : (tensor<*xf32>) -> tensor<*xf32>
+  return
+}
+
+// -----
+
+func.func @wrong_result_type(%a: tensor<4xf32>, %b: tensor<1xf32>) {
+  // expected-error @+2 {{'dlvm.add' op inferred type(s) 'tensor<4xf32>' are incompatible with return type(s) of operation 'tensor<1xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = "dlvm.add"(%a, %b) : (tensor<4xf32>, tensor<1xf32>) -> tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @cmp_elements(%a: tensor<4xf32>, %b: tensor<4xi32>) {
+  // expected-error @+1 {{all of {lhs, rhs} have same element type}}
+  %0 = dlvm.cmp lt, %a, %b : tensor<4xf32>, tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @select_shapes(%m: tensor<3xi1>, %a: tensor<4xf32>) {
+  // expected-error @+1 {{operand shapes are not broadcast-compatible: [3] and [4]}}
+  %0 = dlvm.select %m, %a, %a : tensor<3xi1>, tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @dot_contraction(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) {
+  // expected-error @+1 {{contraction dimensions do not match for matrix x matrix: 'tensor<2x3xf32>' and 'tensor<4x5xf32>'}}
+  %0 = dlvm.dot %a, %b : tensor<2x3xf32>, tensor<4x5xf32>
+  return
+}
+
+// -----
+
+func.func @dot_vector(%a: tensor<3xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{contraction dimensions do not match for vector . vector}}
+  %0 = dlvm.dot %a, %b : tensor<3xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @dot_matvec(%a: tensor<2x3xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{contraction dimensions do not match for matrix x vector}}
+  %0 = dlvm.dot %a, %b : tensor<2x3xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @dot_vecmat(%a: tensor<2xf32>, %b: tensor<4x3xf32>) {
+  // expected-error @+1 {{contraction dimensions do not match for vector x matrix}}
+  %0 = dlvm.dot %a, %b : tensor<2xf32>, tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @dot_batch(%a: tensor<2x2x3xf32>, %b: tensor<5x3x4xf32>) {
+  // expected-error @+1 {{batch dimensions differ: 'tensor<2x2x3xf32>' and 'tensor<5x3x4xf32>'}}
+  %0 = dlvm.dot %a, %b : tensor<2x2x3xf32>, tensor<5x3x4xf32>
+  return
+}
+
+// -----
+
+func.func @dot_ranks(%a: tensor<f32>, %b: tensor<3xf32>) {
+  // expected-error @+1 {{unsupported operand ranks 0 and 1}}
+  %0 = dlvm.dot %a, %b : tensor<f32>, tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_length(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{permutation [0] has 1 entries but the operand has rank 2}}
+  %0 = dlvm.transpose %a perm [0] : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_repeat(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{permutation entry 0 is listed twice}}
+  %0 = dlvm.transpose %a perm [0, 0] : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_range(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{permutation entry 2 is out of range for an operand of rank 2}}
+  %0 = dlvm.transpose %a perm [0, 2] : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @reverse_range(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{reversed dimension 2 is out of range for an operand of rank 2}}
+  %0 = dlvm.reverse %a dims [2] : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @concat_axis(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{axis 2 is out of range for operands of rank 2}}
+  %0 = dlvm.concatenate %a, %a axis 2 : tensor<2x3xf32>, tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @concat_shapes(%a: tensor<2x3xf32>, %b: tensor<3x3xf32>) {
+  // expected-error @+1 {{operand 1 has shape [3, 3] but operand 0 has [2, 3] (sizes must agree except along axis 1)}}
+  %0 = dlvm.concatenate %a, %b axis 1 : tensor<2x3xf32>, tensor<3x3xf32>
+  return
+}
+
+// -----
+
+func.func @concat_elements(%a: tensor<2x3xf32>, %b: tensor<2x3xf64>) {
+  // expected-error @+1 {{operand 1 has element type 'f64' but operand 0 has 'f32'}}
+  %0 = dlvm.concatenate %a, %b axis 1 : tensor<2x3xf32>, tensor<2x3xf64>
+  return
+}
+
+// -----
+
+func.func @concat_ranks(%a: tensor<2x3xf32>, %b: tensor<6xf32>) {
+  // expected-error @+1 {{operand 1 has rank 1 but operand 0 has rank 2}}
+  %0 = dlvm.concatenate %a, %b axis 0 : tensor<2x3xf32>, tensor<6xf32>
+  return
+}
+
+// -----
+
+func.func @concat_none() {
+  // expected-error @+2 {{expected at least one operand}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = "dlvm.concatenate"() {axis = 0 : i64} : () -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @slice_count(%a: tensor<4x8xf32>) {
+  // expected-error @+1 {{expected 2 offsets, sizes and strides (one per dimension), got 1, 2 and 2}}
+  %0 = dlvm.slice %a offsets [0] sizes [2, 2] : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @slice_bounds(%a: tensor<4x8xf32>) {
+  // expected-error @+1 {{dimension 1: the slice reads index 9 but the operand's size is 8}}
+  %0 = dlvm.slice %a offsets [0, 6] sizes [2, 4] : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @slice_stride(%a: tensor<4x8xf32>) {
+  // expected-error @+1 {{dimension 0: offsets and sizes must be non-negative and strides positive}}
+  %0 = dlvm.slice %a offsets [0, 0] sizes [2, 2] strides [0, 1] : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_count(%a: tensor<4x8xf32>) {
+  // expected-error @+1 {{cannot reshape 'tensor<4x8xf32>' (32 elements) to [5, 6] (30 elements)}}
+  %0 = dlvm.reshape %a to [5, 6] : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_negative(%a: tensor<4x8xf32>) {
+  // expected-error @+1 {{target shape [-1, 32] has a negative dimension}}
+  %0 = dlvm.reshape %a to [-1, 32] : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @pad_shape_range(%a: tensor<4xf32>) {
+  // expected-error @+1 {{cannot insert a unit dimension at 2 into a tensor of rank 1 (expected 0 to 1)}}
+  %0 = dlvm.pad_shape %a at 2 : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @squeeze_size(%a: tensor<4x1xf32>) {
+  // expected-error @+1 {{dimension 0 has size 4; only a unit dimension can be squeezed}}
+  %0 = dlvm.squeeze_shape %a at 0 : tensor<4x1xf32>
+  return
+}
+
+// -----
+
+func.func @squeeze_range(%a: tensor<4x1xf32>) {
+  // expected-error @+1 {{dimension 2 is out of range for a tensor of rank 2}}
+  %0 = dlvm.squeeze_shape %a at 2 : tensor<4x1xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_to(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{cannot broadcast 'tensor<2x3xf32>' to [4, 3]}}
+  %0 = dlvm.broadcast_to %a to [4, 3] : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_dims(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{reduced dimension 2 is out of range for an operand of rank 2}}
+  %0 = dlvm.reduce add %a dims [2] : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_dims_twice(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{reduced dimension 1 is listed twice}}
+  %0 = dlvm.reduce add %a dims [1, 1] : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_and_float(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{'and' needs integer or i1 elements, got 'f32'}}
+  %0 = dlvm.reduce and %a dims [1] : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_mean_int(%a: tensor<2x3xi32>) {
+  // expected-error @+1 {{'mean' needs float elements, got 'i32'}}
+  %0 = dlvm.reduce mean %a dims [1] : tensor<2x3xi32>
+  return
+}
+
+// -----
+
+func.func @reduce_init(%a: tensor<2x3xf32>, %i: tensor<1xf32>) {
+  // expected-error @+1 {{init must be a rank-0 tensor of 'f32', got 'tensor<1xf32>'}}
+  %0 = dlvm.reduce add %a init %i dims [1] : tensor<2x3xf32>, tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @scan_dim(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{dimension 2 is out of range for an operand of rank 2}}
+  %0 = dlvm.scan add %a dim 2 : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @scan_mean(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{'mean' is not a valid combinator here}}
+  %0 = dlvm.scan mean %a dim 1 : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @window_count(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{expected 2 window sizes and strides (one per dimension), got 1 and 2}}
+  %0 = dlvm.reduce_window max %a window [2] strides [1, 1] padding none : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @window_too_big(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{window size 4 exceeds dimension 1 of size 3 with padding none}}
+  %0 = dlvm.reduce_window max %a window [1, 4] strides [1, 1] padding none : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @window_positive(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{window sizes and strides must be positive}}
+  %0 = dlvm.reduce_window max %a window [1, 1] strides [1, 0] padding half : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_axis(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{axis 2 is out of range for an operand of rank 2}}
+  %0 = dlvm.softmax %a axis 2 : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @log_softmax_axis(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{axis 5 is out of range for an operand of rank 2}}
+  %0 = dlvm.log_softmax %a axis 5 : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv_rank(%x: tensor<2x3xf32>, %k: tensor<2x3xf32>) {
+  // expected-error @+1 {{expected input (N x C x spatial...) and kernel (O x C/groups x window...) of equal rank >= 3}}
+  %0 = dlvm.convolve %x, %k : tensor<2x3xf32>, tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv_channels(%x: tensor<2x3x8x8xf32>, %k: tensor<4x2x3x3xf32>) {
+  // expected-error @+1 {{channel mismatch: input has 3 channels, kernel expects 2 x 1 group(s) with 4 output channels}}
+  %0 = dlvm.convolve %x, %k : tensor<2x3x8x8xf32>, tensor<4x2x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv_padding(%x: tensor<2x3x8x8xf32>, %k: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{expected 4 padding values (low and high per spatial dimension), got 2}}
+  %0 = dlvm.convolve %x, %k padding [1, 1] : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv_strides(%x: tensor<2x3x8x8xf32>, %k: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{expected 2 strides and dilations (one per spatial dimension)}}
+  %0 = dlvm.convolve %x, %k strides [1] : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv_window(%x: tensor<2x3x2x2xf32>, %k: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{spatial dimension 0: the dilated window (3) is larger than the padded, dilated input (2)}}
+  %0 = dlvm.convolve %x, %k : tensor<2x3x2x2xf32>, tensor<4x3x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv_groups(%x: tensor<2x4x8x8xf32>, %k: tensor<4x4x3x3xf32>) {
+  // expected-error @+1 {{groups must be positive, got 0}}
+  %0 = dlvm.convolve %x, %k groups 0 : tensor<2x4x8x8xf32>, tensor<4x4x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv_dilation(%x: tensor<2x4x8x8xf32>, %k: tensor<4x4x3x3xf32>) {
+  // expected-error @+1 {{strides and dilations must be positive}}
+  %0 = dlvm.convolve %x, %k rhs_dilation [0, 1] : tensor<2x4x8x8xf32>, tensor<4x4x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @constant_type() {
+  // expected-error @+1 {{result #0 must be ranked tensor}}
+  %0 = "dlvm.constant"() {value = dense<1.0> : vector<2xf32>} : () -> vector<2xf32>
+  return
+}
+
+// -----
+
+func.func @bitcast_width(%a: tensor<4xf32>) {
+  // expected-error @+1 {{cannot bitcast 'f32' (32 bits) to 'i16' (16 bits): widths must match}}
+  %0 = dlvm.bitcast %a to i16 : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @random_bounds() {
+  // expected-error @+1 {{expected low < high, got 1.000000e+00 and 0.000000e+00}}
+  %0 = dlvm.random [2] from 1.0 upto 0.0 seed 0 : f32
+  return
+}
+
+// -----
+
+func.func @random_shape() {
+  // expected-error @+1 {{shape [-2] has a negative dimension}}
+  %0 = dlvm.random [-2] from 0.0 upto 1.0 seed 0 : f32
+  return
+}
+
+// -----
+
+func.func @random_int() {
+  // expected-error @+1 {{attribute 'dtype' failed to satisfy constraint}}
+  %0 = dlvm.random [2] from 0.0 upto 1.0 seed 0 : i32
+  return
+}
+
+// -----
+
+func.func @cast_type(%a: tensor<4xf32>) {
+  // expected-error @+1 {{attribute 'dtype' failed to satisfy constraint}}
+  %0 = dlvm.cast %a to index : tensor<4xf32>
+  return
+}

@@ -1,0 +1,221 @@
+// Every dlvm op round-trips in custom form, through dlvm-opt and through the
+// stock mlir-opt with the plugin; the generic form parses back to the same.
+// RUN: %mlir_opt %s | %mlir_opt | FileCheck %s
+// RUN: %mlir_opt %s --mlir-print-op-generic | %mlir_opt | FileCheck %s
+// RUN: dlvm-opt %s | dlvm-opt | FileCheck %s
+
+// CHECK-LABEL: func.func @unary
+func.func @unary(%x: tensor<4x8xf32>, %i: tensor<4xi32>, %b: tensor<4xi1>) {
+  // CHECK: dlvm.neg %{{.*}} : tensor<4x8xf32>
+  %0 = dlvm.neg %x : tensor<4x8xf32>
+  // CHECK: dlvm.exp %{{.*}} : tensor<4x8xf32>
+  %1 = dlvm.exp %x : tensor<4x8xf32>
+  // CHECK: dlvm.log %{{.*}} : tensor<4x8xf32>
+  %2 = dlvm.log %x : tensor<4x8xf32>
+  // CHECK: dlvm.tanh
+  %3 = dlvm.tanh %x : tensor<4x8xf32>
+  // CHECK: dlvm.sigmoid
+  %4 = dlvm.sigmoid %x : tensor<4x8xf32>
+  // CHECK: dlvm.relu
+  %5 = dlvm.relu %x : tensor<4x8xf32>
+  // CHECK: dlvm.sqrt
+  %6 = dlvm.sqrt %x : tensor<4x8xf32>
+  // CHECK: dlvm.rsqrt
+  %7 = dlvm.rsqrt %x : tensor<4x8xf32>
+  // CHECK: dlvm.square
+  %8 = dlvm.square %x : tensor<4x8xf32>
+  // CHECK: dlvm.sign
+  %9 = dlvm.sign %x : tensor<4x8xf32>
+  // CHECK: dlvm.abs
+  %10 = dlvm.abs %x : tensor<4x8xf32>
+  // CHECK: dlvm.sin
+  %11 = dlvm.sin %x : tensor<4x8xf32>
+  // CHECK: dlvm.cos
+  %12 = dlvm.cos %x : tensor<4x8xf32>
+  // CHECK: dlvm.tan
+  %13 = dlvm.tan %x : tensor<4x8xf32>
+  // CHECK: dlvm.asin
+  %14 = dlvm.asin %x : tensor<4x8xf32>
+  // CHECK: dlvm.acos
+  %15 = dlvm.acos %x : tensor<4x8xf32>
+  // CHECK: dlvm.atan
+  %16 = dlvm.atan %x : tensor<4x8xf32>
+  // CHECK: dlvm.sinh
+  %17 = dlvm.sinh %x : tensor<4x8xf32>
+  // CHECK: dlvm.cosh
+  %18 = dlvm.cosh %x : tensor<4x8xf32>
+  // CHECK: dlvm.floor
+  %19 = dlvm.floor %x : tensor<4x8xf32>
+  // CHECK: dlvm.ceil
+  %20 = dlvm.ceil %x : tensor<4x8xf32>
+  // CHECK: dlvm.round
+  %21 = dlvm.round %x : tensor<4x8xf32>
+  // CHECK: dlvm.rint
+  %22 = dlvm.rint %x : tensor<4x8xf32>
+  // CHECK: dlvm.erf
+  %23 = dlvm.erf %x : tensor<4x8xf32>
+  // CHECK: dlvm.erfc
+  %24 = dlvm.erfc %x : tensor<4x8xf32>
+  // CHECK: dlvm.lgamma
+  %25 = dlvm.lgamma %x : tensor<4x8xf32>
+  // CHECK: dlvm.digamma
+  %26 = dlvm.digamma %x : tensor<4x8xf32>
+  // CHECK: dlvm.log1p
+  %27 = dlvm.log1p %x : tensor<4x8xf32>
+  // CHECK: dlvm.expm1
+  %28 = dlvm.expm1 %x : tensor<4x8xf32>
+  // CHECK: dlvm.neg %{{.*}} : tensor<4xi32>
+  %29 = dlvm.neg %i : tensor<4xi32>
+  // CHECK: dlvm.not %{{.*}} : tensor<4xi1>
+  %30 = dlvm.not %b : tensor<4xi1>
+  // CHECK: dlvm.abs %{{.*}} : tensor<4xi32>
+  %31 = dlvm.abs %i : tensor<4xi32>
+  return
+}
+
+// CHECK-LABEL: func.func @binary
+func.func @binary(%x: tensor<4x8xf32>, %row: tensor<1x8xf32>, %s: tensor<f32>,
+                  %i: tensor<4xi32>, %b: tensor<4xi1>) {
+  // CHECK: dlvm.add %{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<1x8xf32>
+  %0 = dlvm.add %x, %row : tensor<4x8xf32>, tensor<1x8xf32>
+  // CHECK: dlvm.sub %{{.*}}, %{{.*}} : tensor<f32>, tensor<4x8xf32>
+  %1 = dlvm.sub %s, %x : tensor<f32>, tensor<4x8xf32>
+  // CHECK: dlvm.mul
+  %2 = dlvm.mul %x, %x : tensor<4x8xf32>, tensor<4x8xf32>
+  // CHECK: dlvm.div
+  %3 = dlvm.div %x, %s : tensor<4x8xf32>, tensor<f32>
+  // CHECK: dlvm.pow
+  %4 = dlvm.pow %x, %s : tensor<4x8xf32>, tensor<f32>
+  // CHECK: dlvm.min
+  %5 = dlvm.min %x, %row : tensor<4x8xf32>, tensor<1x8xf32>
+  // CHECK: dlvm.max
+  %6 = dlvm.max %x, %row : tensor<4x8xf32>, tensor<1x8xf32>
+  // CHECK: dlvm.mod
+  %7 = dlvm.mod %i, %i : tensor<4xi32>, tensor<4xi32>
+  // CHECK: dlvm.floor_div
+  %8 = dlvm.floor_div %x, %s : tensor<4x8xf32>, tensor<f32>
+  // CHECK: dlvm.trunc_div
+  %9 = dlvm.trunc_div %i, %i : tensor<4xi32>, tensor<4xi32>
+  // CHECK: dlvm.and %{{.*}}, %{{.*}} : tensor<4xi1>, tensor<4xi1>
+  %10 = dlvm.and %b, %b : tensor<4xi1>, tensor<4xi1>
+  // CHECK: dlvm.or %{{.*}}, %{{.*}} : tensor<4xi32>, tensor<4xi32>
+  %11 = dlvm.or %i, %i : tensor<4xi32>, tensor<4xi32>
+  // CHECK: dlvm.cmp lt, %{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<f32>
+  %12 = dlvm.cmp lt, %x, %s : tensor<4x8xf32>, tensor<f32>
+  // CHECK: dlvm.cmp ne, %{{.*}}, %{{.*}} : tensor<4xi32>, tensor<4xi32>
+  %13 = dlvm.cmp ne, %i, %i : tensor<4xi32>, tensor<4xi32>
+  // CHECK: dlvm.select %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x8xi1>, tensor<4x8xf32>, tensor<f32>
+  %14 = dlvm.select %12, %x, %s : tensor<4x8xi1>, tensor<4x8xf32>, tensor<f32>
+  return
+}
+
+// CHECK-LABEL: func.func @linalg_and_shape
+func.func @linalg_and_shape(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>, %v: tensor<3xf32>,
+                            %ba: tensor<5x2x3xf32>, %bb: tensor<5x3x4xf32>) {
+  // CHECK: dlvm.dot %{{.*}}, %{{.*}} : tensor<2x3xf32>, tensor<3x4xf32>
+  %0 = dlvm.dot %a, %b : tensor<2x3xf32>, tensor<3x4xf32>
+  // CHECK: dlvm.dot %{{.*}}, %{{.*}} : tensor<5x2x3xf32>, tensor<5x3x4xf32>
+  %1 = dlvm.dot %ba, %bb : tensor<5x2x3xf32>, tensor<5x3x4xf32>
+  // CHECK: dlvm.dot %{{.*}}, %{{.*}} : tensor<2x3xf32>, tensor<3xf32>
+  %2 = dlvm.dot %a, %v : tensor<2x3xf32>, tensor<3xf32>
+  // CHECK: dlvm.dot %{{.*}}, %{{.*}} : tensor<3xf32>, tensor<3x4xf32>
+  %3 = dlvm.dot %v, %b : tensor<3xf32>, tensor<3x4xf32>
+  // CHECK: dlvm.dot %{{.*}}, %{{.*}} : tensor<3xf32>, tensor<3xf32>
+  %4 = dlvm.dot %v, %v : tensor<3xf32>, tensor<3xf32>
+  // CHECK: dlvm.transpose %{{.*}} : tensor<2x3xf32>
+  %5 = dlvm.transpose %a : tensor<2x3xf32>
+  // CHECK: dlvm.transpose %{{.*}} perm [0, 2, 1] : tensor<5x2x3xf32>
+  %6 = dlvm.transpose %ba perm [0, 2, 1] : tensor<5x2x3xf32>
+  // CHECK: dlvm.reverse %{{.*}} dims [1] : tensor<2x3xf32>
+  %7 = dlvm.reverse %a dims [1] : tensor<2x3xf32>
+  // CHECK: dlvm.concatenate %{{.*}}, %{{.*}} axis 0 : tensor<2x3xf32>, tensor<2x3xf32>
+  %8 = dlvm.concatenate %a, %a axis 0 : tensor<2x3xf32>, tensor<2x3xf32>
+  // CHECK: dlvm.slice %{{.*}} offsets [0, 1] sizes [2, 2] : tensor<2x3xf32>
+  %9 = dlvm.slice %a offsets [0, 1] sizes [2, 2] : tensor<2x3xf32>
+  // CHECK: dlvm.slice %{{.*}} offsets [0, 0] sizes [1, 2] strides [1, 2] : tensor<2x3xf32>
+  %10 = dlvm.slice %a offsets [0, 0] sizes [1, 2] strides [1, 2] : tensor<2x3xf32>
+  // CHECK: dlvm.reshape %{{.*}} to [3, 2] : tensor<2x3xf32>
+  %11 = dlvm.reshape %a to [3, 2] : tensor<2x3xf32>
+  // CHECK: dlvm.pad_shape %{{.*}} at 0 : tensor<3xf32>
+  %12 = dlvm.pad_shape %v at 0 : tensor<3xf32>
+  // CHECK: dlvm.squeeze_shape %{{.*}} at 0 : tensor<1x3xf32>
+  %13 = dlvm.squeeze_shape %12 at 0 : tensor<1x3xf32>
+  // CHECK: dlvm.broadcast_to %{{.*}} to [4, 3] : tensor<1x3xf32>
+  %14 = dlvm.broadcast_to %12 to [4, 3] : tensor<1x3xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @reductions
+func.func @reductions(%x: tensor<4x8xf32>, %init: tensor<f32>, %img: tensor<2x3x8x8xf32>,
+                      %i: tensor<4xi32>) {
+  // CHECK: dlvm.reduce add %{{.*}} dims [1] : tensor<4x8xf32>
+  %0 = dlvm.reduce add %x dims [1] : tensor<4x8xf32>
+  // CHECK: dlvm.reduce max %{{.*}} init %{{.*}} dims [0, 1] : tensor<4x8xf32>, tensor<f32>
+  %1 = dlvm.reduce max %x init %init dims [0, 1] : tensor<4x8xf32>, tensor<f32>
+  // CHECK: dlvm.reduce mean %{{.*}} dims [0] : tensor<4x8xf32>
+  %2 = dlvm.reduce mean %x dims [0] : tensor<4x8xf32>
+  // CHECK: dlvm.reduce mul
+  %3 = dlvm.reduce mul %x dims [0] : tensor<4x8xf32>
+  // CHECK: dlvm.reduce min
+  %4 = dlvm.reduce min %x dims [0] : tensor<4x8xf32>
+  // CHECK: dlvm.reduce and %{{.*}} dims [0] : tensor<4xi32>
+  %5 = dlvm.reduce and %i dims [0] : tensor<4xi32>
+  // CHECK: dlvm.reduce or %{{.*}} dims [0] : tensor<4xi32>
+  %6 = dlvm.reduce or %i dims [0] : tensor<4xi32>
+  // CHECK: dlvm.scan add %{{.*}} dim 1 : tensor<4x8xf32>
+  %7 = dlvm.scan add %x dim 1 : tensor<4x8xf32>
+  // CHECK: dlvm.reduce_window max %{{.*}} window [1, 1, 2, 2] strides [1, 1, 2, 2] padding none : tensor<2x3x8x8xf32>
+  %8 = dlvm.reduce_window max %img window [1, 1, 2, 2] strides [1, 1, 2, 2] padding none : tensor<2x3x8x8xf32>
+  // CHECK: dlvm.reduce_window mean %{{.*}} padding half
+  %9 = dlvm.reduce_window mean %img window [1, 1, 3, 3] strides [1, 1, 1, 1] padding half : tensor<2x3x8x8xf32>
+  // CHECK: dlvm.reduce_window add %{{.*}} padding full
+  %10 = dlvm.reduce_window add %img window [1, 1, 3, 3] strides [1, 1, 1, 1] padding full : tensor<2x3x8x8xf32>
+  // CHECK: dlvm.softmax %{{.*}} axis 1 : tensor<4x8xf32>
+  %11 = dlvm.softmax %x axis 1 : tensor<4x8xf32>
+  // CHECK: dlvm.log_softmax %{{.*}} axis 0 : tensor<4x8xf32>
+  %12 = dlvm.log_softmax %x axis 0 : tensor<4x8xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @convolution
+func.func @convolution(%x: tensor<2x4x8x8xf32>, %k: tensor<6x2x3x3xf32>, %k1: tensor<5x4x3xf32>,
+                       %x1: tensor<2x4x16xf32>) {
+  // CHECK: dlvm.convolve %{{.*}}, %{{.*}} strides [2, 2] padding [1, 1, 1, 1] rhs_dilation [1, 1] groups 2 : tensor<2x4x8x8xf32>, tensor<6x2x3x3xf32>
+  %0 = dlvm.convolve %x, %k strides [2, 2] padding [1, 1, 1, 1] rhs_dilation [1, 1] groups 2 : tensor<2x4x8x8xf32>, tensor<6x2x3x3xf32>
+  // CHECK: dlvm.convolve %{{.*}}, %{{.*}} lhs_dilation [2] : tensor<2x4x16xf32>, tensor<5x4x3xf32>
+  %1 = dlvm.convolve %x1, %k1 lhs_dilation [2] : tensor<2x4x16xf32>, tensor<5x4x3xf32>
+  // CHECK: dlvm.convolve %{{.*}}, %{{.*}} : tensor<2x4x16xf32>, tensor<5x4x3xf32>
+  %2 = dlvm.convolve %x1, %k1 : tensor<2x4x16xf32>, tensor<5x4x3xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @literals
+func.func @literals(%x: tensor<4xf32>) {
+  // CHECK: dlvm.constant dense<{{\[}}[1.000000e+00, 2.000000e+00], [3.000000e+00, 4.000000e+00]]> : tensor<2x2xf32>
+  %0 = dlvm.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>
+  // CHECK: dlvm.constant dense<0.000000e+00> : tensor<128x10xbf16>
+  %1 = dlvm.constant dense<0.0> : tensor<128x10xbf16>
+  // CHECK: dlvm.cast %{{.*}} to f16 : tensor<4xf32>
+  %2 = dlvm.cast %x to f16 : tensor<4xf32>
+  // CHECK: dlvm.cast %{{.*}} to i8 : tensor<4xf32>
+  %3 = dlvm.cast %x to i8 : tensor<4xf32>
+  // CHECK: dlvm.bitcast %{{.*}} to i32 : tensor<4xf32>
+  %4 = dlvm.bitcast %x to i32 : tensor<4xf32>
+  // CHECK: dlvm.random [784, 512] from -5.000000e-02 upto 5.000000e-02 seed 7 : f32
+  %5 = dlvm.random [784, 512] from -0.05 upto 0.05 seed 7 : f32
+  // CHECK: dlvm.random [3] from 0.000000e+00 upto 1.000000e+00 seed 0 : f64
+  %6 = dlvm.random [3] from 0.0 upto 1.0 seed 0 : f64
+  return
+}
+
+// DLVM's branch, conditional and apply are upstream cf/func ops.
+// CHECK-LABEL: func.func @control_flow
+func.func @control_flow(%x: tensor<f32>, %c: i1) -> tensor<f32> {
+  // CHECK: cf.cond_br
+  cf.cond_br %c, ^bb1, ^bb2(%x : tensor<f32>)
+^bb1:
+  %0 = func.call @control_flow(%x, %c) : (tensor<f32>, i1) -> tensor<f32>
+  cf.br ^bb2(%0 : tensor<f32>)
+^bb2(%r: tensor<f32>):
+  return %r : tensor<f32>
+}
