@@ -44,7 +44,9 @@ docs: build
 	$(PY) -m dlvm_mlir.tools.gendocs docs
 
 demo: build
-	$(PY) examples/demo.py
+	@echo "== examples/mlp.mlir, as written"; cat examples/mlp.mlir
+	@echo; echo "== after dlvm-opt --canonicalize --cse"
+	$(VENV)/bin/dlvm-opt examples/mlp.mlir --canonicalize --cse
 
 clean:
 	rm -rf build $(VENV)
