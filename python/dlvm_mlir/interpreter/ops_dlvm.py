@@ -1,0 +1,610 @@
+"""The ``dlvm`` dialect's ops, per the descriptions in DLVMOps.td.
+
+Semantic choices where the op descriptions leave room (kept in sync with the
+constant folders in dialect/lib/DLVMOps.cpp):
+
+- Integer ``div`` and ``trunc_div`` truncate toward zero, ``floor_div`` and
+  ``mod`` round toward -inf; an integer division (or ``mod``) by zero is an
+  error. Float ``floor_div``/``trunc_div`` are ``floor(x / y)``/``trunc(x / y)``
+  (the quotient rounded first), float ``mod`` is ``fmod`` moved to the sign of y.
+- Float ``min``/``max`` (and ``relu``, ``reduce max/min``) propagate NaN.
+- ``cast``: i1 is a signed 1-bit integer, so true casts to -1 / -1.0 (LLVM
+  sext/sitofp; the folder agrees); to i1 is ``x != 0``; float to integer
+  truncates toward zero.
+- ``reduce`` with ``init``: ``init (+) reduce(x)``; mean: ``mean(x) + init``.
+- ``reduce_window`` padding: low = ``total // 2`` for half (total = the padding
+  the output size needs), ``window - 1`` for full, 0 for none; high = the rest.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from . import special
+from .core import InterpreterError, int_semantics, op, round_bf16, round_bf16_from_f64, signed, wrap_int
+from .rng import random_uniform
+
+ADD, MUL, MAX, MIN, AND, OR, MEAN = range(7)
+KIND_NAMES = ("add", "mul", "max", "min", "and", "or", "mean")
+LT, LE, GT, GE, EQ, NE = range(6)
+PAD_NONE, PAD_HALF, PAD_FULL = range(3)
+
+_CMP = (np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal)
+
+# --------------------------------------------------------------------------
+# elementwise unary
+# --------------------------------------------------------------------------
+
+
+def _float_unary(fn):
+    def handler(frame, node, args):
+        return fn(args[0])
+
+    return handler
+
+
+def _special(fn):
+    def handler(frame, node, args):
+        x = args[0]
+        return fn(x).astype(x.dtype)
+
+    return handler
+
+
+def _neg(x):
+    return x if x.dtype == np.bool_ else np.negative(x)
+
+
+def _relu(x):
+    if x.dtype == np.bool_:  # max(x, 0) with true = -1
+        return np.zeros_like(x)
+    return np.maximum(x, x.dtype.type(0))
+
+
+def _sign(x):
+    return x if x.dtype == np.bool_ else np.sign(x)
+
+
+def _abs(x):
+    return x if x.dtype == np.bool_ else np.abs(x)
+
+
+def _square(x):
+    return x if x.dtype == np.bool_ else x * x
+
+
+def _sigmoid(x):
+    one = x.dtype.type(1)
+    return one / (one + np.exp(-x))
+
+
+def _rsqrt(x):
+    return x.dtype.type(1) / np.sqrt(x)
+
+
+_UNARY = {
+    "dlvm.neg": _neg,
+    "dlvm.exp": np.exp,
+    "dlvm.log": np.log,
+    "dlvm.tanh": np.tanh,
+    "dlvm.sigmoid": _sigmoid,
+    "dlvm.relu": _relu,
+    "dlvm.sqrt": np.sqrt,
+    "dlvm.rsqrt": _rsqrt,
+    "dlvm.square": _square,
+    "dlvm.sign": _sign,
+    "dlvm.abs": _abs,
+    "dlvm.sin": np.sin,
+    "dlvm.cos": np.cos,
+    "dlvm.tan": np.tan,
+    "dlvm.asin": np.arcsin,
+    "dlvm.acos": np.arccos,
+    "dlvm.atan": np.arctan,
+    "dlvm.sinh": np.sinh,
+    "dlvm.cosh": np.cosh,
+    "dlvm.floor": np.floor,
+    "dlvm.ceil": np.ceil,
+    "dlvm.round": special.round_half_away,
+    "dlvm.rint": np.rint,
+    "dlvm.log1p": np.log1p,
+    "dlvm.expm1": np.expm1,
+    "dlvm.not": np.invert,
+}
+for _name, _fn in _UNARY.items():
+    op(_name)(_float_unary(_fn))
+
+for _name, _fn in {
+    "dlvm.erf": special.erf,
+    "dlvm.erfc": special.erfc,
+    "dlvm.lgamma": special.lgamma,
+    "dlvm.digamma": special.digamma,
+}.items():
+    op(_name)(_special(_fn))
+
+
+# --------------------------------------------------------------------------
+# elementwise binary
+# --------------------------------------------------------------------------
+
+
+def check_nonzero_divisor(y) -> None:
+    if np.any(np.asarray(y) == 0):
+        raise InterpreterError("integer division by zero")
+
+
+def int_trunc_div(x, y):
+    check_nonzero_divisor(y)
+    q = np.floor_divide(x, y)
+    r = x - q * y
+    fix = (r != 0) & ((x < 0) != (y < 0))
+    return q + fix.astype(q.dtype)
+
+
+def int_floor_div(x, y):
+    check_nonzero_divisor(y)
+    return np.floor_divide(x, y)
+
+
+def int_mod(x, y):
+    check_nonzero_divisor(y)
+    return np.mod(x, y)
+
+
+def _float_floor_div(x, y):
+    return np.floor(x / y)
+
+
+def _float_trunc_div(x, y):
+    return np.trunc(x / y)
+
+
+def _float_only(name):
+    def fail(x, y):
+        raise InterpreterError(f"{name} needs float operands")
+
+    return fail
+
+
+def _int_only(name):
+    def fail(x, y):
+        raise InterpreterError(f"{name} needs integer operands")
+
+    return fail
+
+
+_BINARY = {
+    # name: (float kernel, integer kernel)
+    "dlvm.add": (np.add, np.add),
+    "dlvm.sub": (np.subtract, np.subtract),
+    "dlvm.mul": (np.multiply, np.multiply),
+    "dlvm.div": (np.divide, int_trunc_div),
+    "dlvm.pow": (np.power, _float_only("pow")),
+    "dlvm.min": (np.minimum, np.minimum),
+    "dlvm.max": (np.maximum, np.maximum),
+    "dlvm.mod": (np.mod, int_mod),
+    "dlvm.floor_div": (_float_floor_div, int_floor_div),
+    "dlvm.trunc_div": (_float_trunc_div, int_trunc_div),
+    "dlvm.and": (_int_only("and"), np.bitwise_and),
+    "dlvm.or": (_int_only("or"), np.bitwise_or),
+}
+
+
+def _binary(float_fn, int_fn):
+    int_fn = int_semantics(int_fn)
+
+    def handler(frame, node, args):
+        x, y = args
+        if x.dtype.kind == "f":
+            return float_fn(x, y)
+        return int_fn(x, y)
+
+    return handler
+
+
+for _name, (_f, _i) in _BINARY.items():
+    op(_name)(_binary(_f, _i))
+
+
+@op("dlvm.cmp")
+def _cmp(frame, node, args):
+    x, y = args
+    return _CMP[node.attr("predicate")](signed(x), signed(y))
+
+
+@op("dlvm.select")
+def _select(frame, node, args):
+    mask, a, b = args
+    return np.where(mask, a, b)
+
+
+# --------------------------------------------------------------------------
+# linear algebra and shape
+# --------------------------------------------------------------------------
+
+
+@op("dlvm.dot")
+def _dot(frame, node, args):
+    return int_semantics(np.matmul)(*args)
+
+
+@op("dlvm.transpose")
+def _transpose(frame, node, args):
+    return np.transpose(args[0], node.attr("perm"))
+
+
+@op("dlvm.reverse")
+def _reverse(frame, node, args):
+    dims = node.attr("dims")
+    return np.flip(args[0], axis=dims) if dims else args[0]
+
+
+@op("dlvm.concatenate")
+def _concatenate(frame, node, args):
+    return np.concatenate(args, axis=node.attr("axis"))
+
+
+def strided_slice(x, offsets, sizes, strides):
+    """``x[offset + i * stride for i < size]`` per dimension, with bounds checks."""
+    index = []
+    for d, (o, n, s) in enumerate(zip(offsets, sizes, strides)):
+        if n < 0 or s <= 0 or o < 0 or (n > 0 and o + (n - 1) * s >= x.shape[d]) or o > x.shape[d]:
+            raise InterpreterError(
+                f"slice out of bounds in dimension {d}: offset {o}, size {n}, stride {s} of extent {x.shape[d]}"
+            )
+        index.append(slice(o, o + (n - 1) * s + 1, s) if n > 0 else slice(o, o))
+    return x[tuple(index)]
+
+
+@op("dlvm.slice")
+def _slice(frame, node, args):
+    x = args[0]
+    strides = node.attr("strides") or (1,) * x.ndim
+    return strided_slice(x, node.attr("offsets"), node.attr("sizes"), strides)
+
+
+@op("dlvm.reshape")
+def _reshape(frame, node, args):
+    return np.reshape(args[0], node.attr("shape"))
+
+
+@op("dlvm.pad_shape")
+def _pad_shape(frame, node, args):
+    return np.expand_dims(args[0], node.attr("dim"))
+
+
+@op("dlvm.squeeze_shape")
+def _squeeze_shape(frame, node, args):
+    return np.squeeze(args[0], axis=node.attr("dim"))
+
+
+@op("dlvm.broadcast_to")
+def _broadcast_to(frame, node, args):
+    return np.broadcast_to(args[0], node.attr("shape"))
+
+
+# --------------------------------------------------------------------------
+# reductions
+# --------------------------------------------------------------------------
+
+
+def identity(kind: int, dtype: np.dtype):
+    """The combinator's identity in ``dtype`` (a numeric, non-bool dtype)."""
+    dtype = np.dtype(dtype)
+    if kind in (ADD, OR, MEAN):
+        return dtype.type(0)
+    if kind == MUL:
+        return dtype.type(1)
+    if kind == AND:
+        return dtype.type(-1)
+    if dtype.kind == "f":
+        return dtype.type(-np.inf if kind == MAX else np.inf)
+    info = np.iinfo(dtype)
+    return dtype.type(info.min if kind == MAX else info.max)
+
+
+def reduce_kernel(x, kind: int, axes: tuple):
+    """Reduces numeric (non-bool) ``x`` over ``axes`` in its own dtype."""
+    if kind == ADD:
+        return np.sum(x, axis=axes, dtype=x.dtype)
+    if kind == MUL:
+        return np.prod(x, axis=axes, dtype=x.dtype)
+    if kind in (MAX, MIN):
+        fn = np.max if kind == MAX else np.min
+        return fn(x, axis=axes, initial=identity(kind, x.dtype))
+    if kind == AND:
+        return np.bitwise_and.reduce(x, axis=axes)
+    if kind == OR:
+        return np.bitwise_or.reduce(x, axis=axes)
+    if kind == MEAN:
+        count = math.prod(x.shape[a] for a in axes)
+        # divide in float64 (exact rounding for f16/f32; no f16 overflow of the count)
+        return (np.sum(x, axis=axes, dtype=x.dtype) / np.float64(count)).astype(x.dtype)
+    raise InterpreterError(f"unknown reduction kind {kind}")
+
+
+def combine(kind: int, a, b):
+    """``a (+) b`` for the combinator ``kind`` (mean combines as add)."""
+    if kind in (ADD, MEAN):
+        return a + b
+    if kind == MUL:
+        return a * b
+    if kind == MAX:
+        return np.maximum(a, b)
+    if kind == MIN:
+        return np.minimum(a, b)
+    if kind == AND:
+        return np.bitwise_and(a, b)
+    if kind == OR:
+        return np.bitwise_or(a, b)
+    raise InterpreterError(f"unknown reduction kind {kind}")
+
+
+def _check_kind(kind, x, allow_mean=True):
+    if kind in (AND, OR) and x.dtype.kind == "f":
+        raise InterpreterError(f"'{KIND_NAMES[kind]}' needs integer elements")
+    if kind == MEAN and (not allow_mean or x.dtype.kind != "f"):
+        raise InterpreterError("'mean' needs float elements here")
+
+
+@op("dlvm.reduce")
+def _reduce(frame, node, args):
+    kind = node.attr("kind")
+    axes = tuple(node.attr("dims"))
+    x = args[0]
+    _check_kind(kind, x)
+
+    def kernel(x, *init):
+        r = reduce_kernel(x, kind, axes)
+        return combine(kind, init[0], r) if init else r
+
+    return int_semantics(kernel)(x, *args[1:])
+
+
+def scan_kernel(x, kind: int, axis: int):
+    if kind == ADD:
+        return np.cumsum(x, axis=axis, dtype=x.dtype)
+    if kind == MUL:
+        return np.cumprod(x, axis=axis, dtype=x.dtype)
+    if kind == MAX:
+        return np.maximum.accumulate(x, axis=axis)
+    if kind == MIN:
+        return np.minimum.accumulate(x, axis=axis)
+    if kind == AND:
+        return np.bitwise_and.accumulate(x, axis=axis)
+    if kind == OR:
+        return np.bitwise_or.accumulate(x, axis=axis)
+    raise InterpreterError(f"'{KIND_NAMES[kind]}' is not a valid scan combinator")
+
+
+@op("dlvm.scan")
+def _scan(frame, node, args):
+    kind = node.attr("kind")
+    x = args[0]
+    _check_kind(kind, x, allow_mean=False)
+    return int_semantics(lambda v: scan_kernel(v, kind, node.attr("dim")))(x)
+
+
+def window_padding(n: int, w: int, s: int, padding: int) -> tuple[int, int, int]:
+    """(low, high, output size) of one dimension of ``reduce_window``."""
+    if padding == PAD_NONE:
+        if w > n:
+            raise InterpreterError(f"window {w} larger than the dimension {n} with padding none")
+        return 0, 0, (n - w) // s + 1
+    if padding == PAD_HALF:
+        out = -(-n // s)
+        total = max((out - 1) * s + w - n, 0)
+        return total // 2, total - total // 2, out
+    if padding == PAD_FULL:
+        out = (n + w - 2) // s + 1
+        low = w - 1
+        return low, max((out - 1) * s + w - n - low, 0), out
+    raise InterpreterError(f"unknown padding {padding}")
+
+
+def reduce_window(x, kind: int, window, strides, padding: int):
+    rank = x.ndim
+    if len(window) != rank or len(strides) != rank:
+        raise InterpreterError("window and strides need one entry per dimension")
+    pads = [window_padding(n, w, s, padding) for n, w, s in zip(x.shape, window, strides)]
+    ident = identity(kind, x.dtype)
+    xp = np.pad(x, [(lo, hi) for lo, hi, _ in pads], constant_values=ident)
+    views = sliding_window_view(xp, tuple(window))
+    views = views[tuple(slice(0, (out - 1) * s + 1, s) for (_, _, out), s in zip(pads, strides))]
+    axes = tuple(range(rank, 2 * rank))
+    if kind != MEAN:
+        return reduce_kernel(views, kind, axes)
+    total = np.sum(views, axis=axes, dtype=x.dtype)
+    count = np.ones((), dtype=np.int64)
+    for d, ((lo, _, out), n, w, s) in enumerate(zip(pads, x.shape, window, strides)):
+        start = np.arange(out) * s - lo
+        c = np.clip(np.minimum(start + w, n) - np.maximum(start, 0), 0, None)
+        count = count[..., None] * c if d else c
+    return (total / count.astype(np.float64)).astype(x.dtype)
+
+
+@op("dlvm.reduce_window")
+def _reduce_window(frame, node, args):
+    kind = node.attr("kind")
+    x = args[0]
+    _check_kind(kind, x)
+    return int_semantics(
+        lambda v: reduce_window(v, kind, node.attr("window"), node.attr("strides"), node.attr("padding"))
+    )(x)
+
+
+@op("dlvm.softmax")
+def _softmax(frame, node, args):
+    x = args[0]
+    axis = node.attr("axis")
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True, initial=-np.inf))
+    return e / np.sum(e, axis=axis, keepdims=True, dtype=x.dtype)
+
+
+@op("dlvm.log_softmax")
+def _log_softmax(frame, node, args):
+    x = args[0]
+    axis = node.attr("axis")
+    shifted = x - np.max(x, axis=axis, keepdims=True, initial=-np.inf)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True, dtype=x.dtype))
+
+
+# --------------------------------------------------------------------------
+# convolution
+# --------------------------------------------------------------------------
+
+
+def convolve(x, k, strides=None, padding=None, lhs_dilation=None, rhs_dilation=None, groups=1):
+    """XLA-style convolution: ``x`` N x C x spatial..., ``k`` O x C/groups x window..."""
+    ns = x.ndim - 2
+    strides = strides or (1,) * ns
+    padding = padding or (0,) * (2 * ns)
+    ld = lhs_dilation or (1,) * ns
+    rd = rhs_dilation or (1,) * ns
+    n, c = x.shape[:2]
+    o, cg = k.shape[:2]
+    if c % groups or o % groups or cg * groups != c:
+        raise InterpreterError(f"channel mismatch: input {x.shape}, kernel {k.shape}, groups {groups}")
+    spatial = x.shape[2:]
+    window = k.shape[2:]
+    # input (lhs) dilation: holes between input elements
+    if any(d != 1 for d in ld):
+        dil_shape = (n, c) + tuple(d * (s - 1) + 1 if s else 0 for d, s in zip(ld, spatial))
+        xd = np.zeros(dil_shape, dtype=x.dtype)
+        xd[(slice(None), slice(None)) + tuple(slice(None, None, d) for d in ld)] = x
+        x = xd
+    # low/high padding (negative padding crops)
+    pos = [(0, 0), (0, 0)] + [(max(padding[2 * i], 0), max(padding[2 * i + 1], 0)) for i in range(ns)]
+    if any(p != (0, 0) for p in pos):
+        x = np.pad(x, pos)
+    crop = (slice(None), slice(None)) + tuple(
+        slice(max(-padding[2 * i], 0), x.shape[2 + i] - max(-padding[2 * i + 1], 0)) for i in range(ns)
+    )
+    x = x[crop]
+    eff = tuple(d * (w - 1) + 1 for d, w in zip(rd, window))
+    for i in range(ns):
+        if eff[i] > x.shape[2 + i]:
+            raise InterpreterError(f"spatial dimension {i}: dilated window {eff[i]} exceeds input {x.shape[2 + i]}")
+    views = sliding_window_view(x, eff, axis=tuple(range(2, 2 + ns)))  # N, C, out'..., eff...
+    views = views[(slice(None), slice(None)) + tuple(slice(None, None, s) for s in strides)
+                  + tuple(slice(None, None, d) for d in rd)]  # N, C, out..., window...
+    out_spatial = views.shape[2 : 2 + ns]
+    og = o // groups
+    wax = tuple(range(2 + ns, 2 + 2 * ns))
+    parts = []
+    for g in range(groups):
+        vg = views[:, g * cg : (g + 1) * cg]
+        kg = k[g * og : (g + 1) * og]
+        # contract C/groups and the window: -> N, out..., O/groups
+        r = np.tensordot(vg, kg, axes=((1,) + wax, (1,) + tuple(range(2, 2 + ns))))
+        parts.append(np.moveaxis(r, -1, 1))
+    out = np.concatenate(parts, axis=1) if groups > 1 else parts[0]
+    return out.astype(x.dtype, copy=False).reshape((n, o) + out_spatial)
+
+
+@op("dlvm.convolve")
+def _convolve(frame, node, args):
+    x, k = args
+    return int_semantics(
+        lambda a, b: convolve(
+            a, b, node.attr("strides"), node.attr("padding"), node.attr("lhs_dilation"),
+            node.attr("rhs_dilation"), node.attr("groups", 1),
+        )
+    )(x, k)
+
+
+# --------------------------------------------------------------------------
+# literals, casts, random
+# --------------------------------------------------------------------------
+
+
+@op("dlvm.constant")
+def _constant(frame, node, args):
+    value = node.attr("value")
+    if not isinstance(value, np.ndarray):
+        raise node.error(f"unsupported literal attribute {node.raw_attr('value')}")
+    return value
+
+
+def cast_array(x, src, dst):
+    """``dlvm.cast`` of ``x`` from ElementInfo ``src`` to ``dst`` (storage in, storage out)."""
+    if dst.is_bool:
+        return x != 0
+    if dst.bf16 and x.dtype == np.float64:
+        return round_bf16_from_f64(x)
+    if src.is_float and not dst.is_float:
+        t = np.trunc(x)
+        if dst.wrap:
+            return t.astype(np.int64)
+        return t.astype(dst.dtype)
+    return signed(x).astype(dst.dtype)
+
+
+@op("dlvm.cast")
+def _cast(frame, node, args):
+    return cast_array(args[0], node.operand_elem(0), node.result_elem())
+
+
+_BITS = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+
+
+def to_bits(x, elem) -> np.ndarray:
+    """The bit patterns (unsigned ints) of ``x`` stored as ``elem``."""
+    x = np.asarray(x)
+    if elem.is_float:
+        if elem.name == "bf16":
+            return (round_bf16(x.astype(np.float32)).view(np.uint32) >> np.uint32(16)).astype(np.uint16)
+        real = {"f16": np.float16, "f32": np.float32, "f64": np.float64}[elem.name]
+        return x.astype(real).view(_BITS[elem.width])
+    if elem.is_bool:
+        return x.astype(np.uint8)
+    if elem.wrap:
+        return (x.astype(np.int64) & np.int64((1 << elem.width) - 1)).astype(np.uint64)
+    return x.view(_BITS[elem.width])
+
+
+def from_bits(bits, elem):
+    bits = np.asarray(bits)
+    if elem.is_float:
+        if elem.name == "bf16":
+            v = (bits.astype(np.uint32) << np.uint32(16)).view(np.float32)
+        else:
+            real = {"f16": np.float16, "f32": np.float32, "f64": np.float64}[elem.name]
+            v = bits.astype(_BITS[elem.width]).view(real)
+        return v.astype(elem.dtype)
+    if elem.is_bool:
+        return (bits & 1).astype(np.bool_)
+    if elem.wrap:
+        return wrap_int(bits.astype(np.int64), elem.width)
+    return bits.astype(_BITS[elem.width]).view(elem.dtype)
+
+
+@op("dlvm.bitcast")
+def _bitcast(frame, node, args):
+    src, dst = node.operand_elem(0), node.result_elem()
+    if src.width != dst.width:
+        raise InterpreterError(f"bitcast between widths {src.width} and {dst.width}")
+    return from_bits(to_bits(args[0], src), dst)
+
+
+@op("dlvm.random")
+def _random(frame, node, args):
+    elem = node.result_elem()
+
+    def make():
+        shape, low, high, seed = node.attr("shape"), node.attr("low"), node.attr("high"), node.attr("seed", 0)
+        if elem.bf16:
+            return _readonly(round_bf16_from_f64(random_uniform(shape, low, high, seed, np.float64)))
+        return _readonly(random_uniform(shape, low, high, seed, elem.dtype))
+
+    return node.cached("random", make)
+
+
+def _readonly(a):
+    a.flags.writeable = False
+    return a
+
+
+__all__ = ["cast_array", "convolve", "from_bits", "reduce_window", "strided_slice", "to_bits", "window_padding"]
