@@ -1,0 +1,223 @@
+"""Reverse mode: synthesize a gradient function by adjoint code generation.
+
+The body of a gradient function is the primal body copied once (the forward
+sweep), followed by the reverse sweep: the primal ops in reverse order, each
+contributing, through its adjoint rule, to the adjoints of its active
+operands. Loops are copied with a tape (``augmented_forward`` rules); in the
+reverse sweep the body of a loop or branch is recomputed from the tape and
+then reversed, so every value a rule reads is available where it is emitted.
+
+Adjoints and forward values are keyed by *primal* values: the primal
+function is read, never modified, while its derivative is built.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mlir import ir
+from mlir.dialects import func
+
+from dlvm_mlir.ad import vocab
+from dlvm_mlir.ad.activity import Activity
+from dlvm_mlir.ad.cloning import Scope, body_ops, clone_mapped, free_values, terminator
+from dlvm_mlir.ad.errors import DifferentiationError, describe_location
+from dlvm_mlir.ad.registry import adjoint_rule, augmented_forward_rule
+from dlvm_mlir.dialects.dlvm import DerivativeDecl
+
+if TYPE_CHECKING:
+    from dlvm_mlir.ad.synthesis import Synthesizer
+
+__all__ = ["Adjoints", "Reverse", "ReverseSweep", "activity_notes", "append_entry_block", "function_type"]
+
+
+class Adjoints:
+    """Primal value -> its accumulated adjoint (a value of the derivative function)."""
+
+    def __init__(self) -> None:
+        self._map: dict[ir.Value, ir.Value] = {}
+
+    def get(self, primal: ir.Value) -> ir.Value | None:
+        return self._map.get(primal)
+
+    def has(self, primal: ir.Value) -> bool:
+        return primal in self._map
+
+    def set(self, primal: ir.Value, adjoint: ir.Value) -> None:
+        self._map[primal] = adjoint
+
+    def accumulate(self, primal: ir.Value, adjoint: ir.Value) -> None:
+        if adjoint.type != primal.type:
+            raise DifferentiationError(
+                f"internal error: adjoint of type {adjoint.type} for a value of type {primal.type}"
+            )
+        previous = self._map.get(primal)
+        self._map[primal] = adjoint if previous is None else vocab.add(previous, adjoint)
+
+    def get_or_zeros(self, primal: ir.Value, like: ir.Value | None = None) -> ir.Value:
+        """The adjoint, or zeros (shaped like the forward value ``like`` when dynamic)."""
+        found = self._map.get(primal)
+        if found is not None:
+            return found
+        return vocab.zeros_like(like) if like is not None else vocab.zeros(primal.type)
+
+
+class Reverse:
+    """What an adjoint rule sees of one primal op in the reverse sweep."""
+
+    def __init__(self, sweep: ReverseSweep, op: ir.Operation, scope: Scope, adjoints: Adjoints):
+        self.sweep = sweep
+        self.op = op.opview if isinstance(op, ir.Operation) else op
+        self.scope = scope
+        self.adjoints = adjoints
+
+    @property
+    def operation(self) -> ir.Operation:
+        return self.op.operation
+
+    def x(self, i: int = 0) -> ir.Value:
+        """Forward value of operand ``i``."""
+        return self.scope[self.operation.operands[i]]
+
+    def y(self, i: int = 0) -> ir.Value:
+        """Forward value of result ``i``."""
+        return self.scope[self.operation.results[i]]
+
+    def grad(self, i: int = 0) -> ir.Value | None:
+        """Adjoint of result ``i`` (None when it is zero)."""
+        return self.adjoints.get(self.operation.results[i])
+
+    @property
+    def g(self) -> ir.Value:
+        """Adjoint of the first result (zeros when none reached it)."""
+        return self.grad_or_zeros(0)
+
+    def grad_or_zeros(self, i: int) -> ir.Value:
+        return self.adjoints.get_or_zeros(self.operation.results[i], self.y(i))
+
+    def wants(self, i: int) -> bool:
+        """Whether operand ``i`` is active (needs an adjoint)."""
+        return self.sweep.activity.active(self.operation.operands[i])
+
+    def accumulate(self, i: int, adjoint: ir.Value) -> None:
+        if self.wants(i):
+            self.adjoints.accumulate(self.operation.operands[i], adjoint)
+
+    def fail(self, reason: str) -> DifferentiationError:
+        return DifferentiationError(f"'{self.operation.name}' is not differentiable {reason}", self.operation)
+
+
+class ReverseSweep:
+    """Builds the body of one gradient function from its primal."""
+
+    def __init__(self, synthesizer: Synthesizer, primal: ir.Operation, decl: DerivativeDecl):
+        self.synthesizer = synthesizer
+        self.primal = primal.operation
+        self.decl = decl
+        primal_type = function_type(self.primal)
+        self.num_args = len(primal_type.inputs)
+        self.wrt = decl.wrt_indices(self.num_args)
+        self.froms = decl.from_indices(len(primal_type.results))
+        self.activity = Activity(self.primal, self.wrt, self.froms)
+
+    def synthesize(self, target: ir.Operation) -> None:
+        """Give ``target`` (a body-less declaration) the gradient body."""
+        entry = append_entry_block(target)
+        primal_entry = self.primal.regions[0].blocks[0]
+        scope = Scope()
+        scope.bind_all(primal_entry.arguments, list(entry.arguments)[: self.num_args])
+        seeds = list(entry.arguments)[self.num_args :]
+        with ir.InsertionPoint(entry), self.primal.location:
+            self.emit_forward_block(primal_entry, scope)
+            returned = list(terminator(primal_entry).operands)
+            adjoints = Adjoints()
+            for k, index in enumerate(self.froms):
+                value = returned[index]
+                if not self.activity.varied(value):
+                    continue
+                seed = seeds[k] if self.decl.seedable else vocab.ones(value.type)
+                adjoints.accumulate(value, seed)
+            self.reverse_block(primal_entry, scope, adjoints)
+            grads = [adjoints.get_or_zeros(primal_entry.arguments[i], scope[primal_entry.arguments[i]]) for i in self.wrt]
+            kept = [scope[returned[k]] for k in self.decl.keeping]
+            func.ReturnOp(grads + kept)
+
+    # ----------------------------------------------------------------------
+    # Forward sweep
+    # ----------------------------------------------------------------------
+
+    def emit_forward_block(self, block: ir.Block, scope: Scope, plain: bool = False) -> None:
+        """Copy the ops of a primal block (not its terminator) at the insertion point.
+
+        Active loops are copied with their tapes unless ``plain``: a loop body
+        copied inside a taped loop needs no tapes of its own, as the reverse
+        sweep recomputes each iteration (and tapes the inner loops then).
+        """
+        for op in body_ops(block):
+            self.emit_forward_op(op, scope, plain)
+
+    def emit_forward_op(self, op: ir.Operation, scope: Scope, plain: bool = False) -> None:
+        augmented = None if plain else augmented_forward_rule(op.name)
+        if augmented is not None and self.activity.any_active(op.results):
+            with op.location:
+                augmented(self, op, scope)
+            return
+        clone_mapped(op, scope)
+
+    # ----------------------------------------------------------------------
+    # Reverse sweep
+    # ----------------------------------------------------------------------
+
+    def reverse_block(self, block: ir.Block, scope: Scope, adjoints: Adjoints) -> None:
+        """Emit the adjoints of the ops of a primal block (not its terminator), last op first."""
+        for op in reversed(body_ops(block)):
+            self.reverse_op(op, scope, adjoints)
+
+    def reverse_op(self, op: ir.Operation, scope: Scope, adjoints: Adjoints) -> None:
+        if not any(self.activity.active(r) and adjoints.has(r) for r in op.results):
+            return
+        rule = adjoint_rule(op.name)
+        if rule is None:
+            raise self.no_rule(op)
+        with op.location:
+            rule(Reverse(self, op, scope, adjoints))
+
+    def active_free_values(self, op: ir.Operation) -> list[ir.Value]:
+        """Active values defined outside ``op`` and used inside its regions."""
+        return [v for v in free_values(op) if self.activity.active(v)]
+
+    def no_rule(self, op: ir.Operation) -> DifferentiationError:
+        source = next((r for r in op.results if self.activity.active(r)), op.results[0])
+        return DifferentiationError(
+            f"cannot differentiate '{op.name}': it has no adjoint rule (reverse mode)",
+            op,
+            activity_notes(self.activity, self.primal, source),
+        )
+
+
+def function_type(fn: ir.Operation) -> ir.FunctionType:
+    return ir.FunctionType(ir.TypeAttr(fn.operation.attributes["function_type"]).value)
+
+
+def append_entry_block(fn: ir.Operation) -> ir.Block:
+    """Give a body-less function an entry block with its argument types."""
+    with fn.location:
+        return fn.operation.regions[0].blocks.append(*function_type(fn).inputs)
+
+
+def activity_notes(activity: Activity, primal: ir.Operation, value: ir.Value) -> list[tuple[ir.Location | None, str]]:
+    """Notes tracing how ``value`` came to depend on a differentiated argument."""
+    chain = activity.explain(value)
+    if not chain:
+        return []
+    name = ir.StringAttr(primal.attributes["sym_name"]).value
+    notes: list[tuple[ir.Location | None, str]] = []
+    root = chain[0]
+    if root.op is None:
+        index = ir.BlockArgument(root.value).arg_number
+        notes.append((primal.location, f"active because it depends on argument #{index} of @{name}"))
+    path = " -> ".join(f"'{step.op.name}'" for step in chain if step.op is not None)
+    if path:
+        where = describe_location(chain[-1].op.location) if chain[-1].op is not None else ""
+        notes.append((chain[-1].op.location if chain[-1].op is not None else None, f"through {path}{' (ending at ' + where + ')' if where else ''}"))
+    return notes

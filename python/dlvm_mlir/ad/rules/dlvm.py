@@ -1,0 +1,762 @@
+"""Derivative rules of the dlvm dialect.
+
+Formulas use ``x`` (operand), ``y``/``z`` (result) and ``g`` (the adjoint of
+the result, or in forward mode the tangent of the operand). Broadcasting
+binary ops sum their adjoints back over broadcast dimensions (``sum_to``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+from mlir import ir
+
+from dlvm_mlir.ad import vocab
+from dlvm_mlir.ad.registry import adjoint, inactive, tangent
+from dlvm_mlir.ad.rules.common import (
+    attr_int,
+    attr_ints,
+    elementwise_binary,
+    elementwise_unary,
+    enum_name,
+    linear_tangent,
+    multilinear_tangent,
+)
+from dlvm_mlir.ad.vocab import (
+    add,
+    cmp,
+    cos,
+    digamma,
+    div,
+    exp,
+    log,
+    mask_to_float,
+    mul,
+    neg,
+    reciprocal,
+    rsqrt,
+    select,
+    sign,
+    sin,
+    sinh,
+    cosh,
+    square,
+    sub,
+    sum_to,
+    trigamma,
+)
+from dlvm_mlir.dialects import dlvm
+
+inactive(
+    [
+        "dlvm.cmp",
+        "dlvm.sign",
+        "dlvm.floor",
+        "dlvm.ceil",
+        "dlvm.round",
+        "dlvm.rint",
+        "dlvm.not",
+        "dlvm.and",
+        "dlvm.or",
+        "dlvm.floor_div",
+        "dlvm.trunc_div",
+        "dlvm.random",
+        "dlvm.constant",
+        "dlvm.bitcast",
+    ]
+)
+
+# --------------------------------------------------------------------------
+# Elementwise unary: d(x, y, g)
+# --------------------------------------------------------------------------
+
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+elementwise_unary("dlvm.neg", lambda x, y, g: neg(g))
+elementwise_unary("dlvm.exp", lambda x, y, g: mul(g, y))
+elementwise_unary("dlvm.log", lambda x, y, g: div(g, x))
+elementwise_unary("dlvm.tanh", lambda x, y, g: mul(g, sub(1.0, square(y))))
+elementwise_unary("dlvm.sigmoid", lambda x, y, g: mul(g, mul(y, sub(1.0, y))))
+elementwise_unary("dlvm.relu", lambda x, y, g: select(cmp("gt", x, 0.0), g, 0.0))
+elementwise_unary("dlvm.sqrt", lambda x, y, g: div(g, mul(y, 2.0)))
+elementwise_unary("dlvm.rsqrt", lambda x, y, g: mul(g, mul(mul(y, square(y)), -0.5)))
+elementwise_unary("dlvm.square", lambda x, y, g: mul(g, mul(x, 2.0)))
+elementwise_unary("dlvm.abs", lambda x, y, g: mul(g, sign(x)))
+elementwise_unary("dlvm.sin", lambda x, y, g: mul(g, cos(x)))
+elementwise_unary("dlvm.cos", lambda x, y, g: neg(mul(g, sin(x))))
+elementwise_unary("dlvm.tan", lambda x, y, g: mul(g, add(1.0, square(y))))
+elementwise_unary("dlvm.asin", lambda x, y, g: mul(g, rsqrt(sub(1.0, square(x)))))
+elementwise_unary("dlvm.acos", lambda x, y, g: neg(mul(g, rsqrt(sub(1.0, square(x))))))
+elementwise_unary("dlvm.atan", lambda x, y, g: div(g, add(1.0, square(x))))
+elementwise_unary("dlvm.sinh", lambda x, y, g: mul(g, cosh(x)))
+elementwise_unary("dlvm.cosh", lambda x, y, g: mul(g, sinh(x)))
+elementwise_unary("dlvm.erf", lambda x, y, g: mul(g, mul(exp(neg(square(x))), _TWO_OVER_SQRT_PI)))
+elementwise_unary("dlvm.erfc", lambda x, y, g: mul(g, mul(exp(neg(square(x))), -_TWO_OVER_SQRT_PI)))
+elementwise_unary("dlvm.lgamma", lambda x, y, g: mul(g, digamma(x)))
+elementwise_unary("dlvm.digamma", lambda x, y, g: mul(g, trigamma(x)))
+elementwise_unary("dlvm.log1p", lambda x, y, g: div(g, add(x, 1.0)))
+elementwise_unary("dlvm.expm1", lambda x, y, g: mul(g, add(y, 1.0)))
+
+# --------------------------------------------------------------------------
+# Elementwise binary with broadcasting: d(x, y, z, g)
+# --------------------------------------------------------------------------
+
+
+def _log_or_zero(x: ir.Value) -> ir.Value:
+    """ln(x), with 0 where x == 0 (so d/dy x^y is 0 there, not NaN)."""
+    return select(cmp("eq", x, 0.0), 0.0, log(x))
+
+
+elementwise_binary("dlvm.add", lambda x, y, z, g: g, lambda x, y, z, g: g)
+elementwise_binary("dlvm.sub", lambda x, y, z, g: g, lambda x, y, z, g: neg(g))
+elementwise_binary("dlvm.mul", lambda x, y, z, g: mul(g, y), lambda x, y, z, g: mul(g, x))
+elementwise_binary("dlvm.div", lambda x, y, z, g: div(g, y), lambda x, y, z, g: neg(div(mul(g, z), y)))
+elementwise_binary(
+    "dlvm.pow",
+    lambda x, y, z, g: mul(g, mul(y, vocab.pow_(x, sub(y, 1.0)))),
+    lambda x, y, z, g: mul(g, mul(z, _log_or_zero(x))),
+)
+# Ties go to the left operand, so the two masks always sum to one.
+elementwise_binary(
+    "dlvm.max",
+    lambda x, y, z, g: select(cmp("ge", x, y), g, 0.0),
+    lambda x, y, z, g: select(cmp("ge", x, y), 0.0, g),
+)
+elementwise_binary(
+    "dlvm.min",
+    lambda x, y, z, g: select(cmp("le", x, y), g, 0.0),
+    lambda x, y, z, g: select(cmp("le", x, y), 0.0, g),
+)
+# Floored modulo: x mod y = x - floor(x / y) * y.
+elementwise_binary(
+    "dlvm.mod",
+    lambda x, y, z, g: g,
+    lambda x, y, z, g: neg(mul(g, vocab.floor(div(x, y)))),
+)
+
+# --------------------------------------------------------------------------
+# select
+# --------------------------------------------------------------------------
+
+
+@adjoint("dlvm.select")
+def _select(r) -> None:
+    mask, g = r.x(0), r.g
+    if r.wants(1):
+        r.accumulate(1, sum_to(select(mask, g, 0.0), r.x(1).type))
+    if r.wants(2):
+        r.accumulate(2, sum_to(select(mask, 0.0, g), r.x(2).type))
+
+
+tangent("dlvm.select")(linear_tangent)
+
+# --------------------------------------------------------------------------
+# Linear algebra
+# --------------------------------------------------------------------------
+
+
+@adjoint("dlvm.dot")
+def _dot(r) -> None:
+    a, b, g = r.x(0), r.x(1), r.g
+    ra, rb = vocab.rank(a), vocab.rank(b)
+    if ra == 1 and rb == 1:
+        da, db = (lambda: mul(g, b)), (lambda: mul(g, a))
+    elif ra == 2 and rb == 1:
+        m, k = vocab.shape(a)
+        da = lambda: vocab.dot(vocab.reshape(g, [m, 1]), vocab.reshape(b, [1, k]))  # noqa: E731
+        db = lambda: vocab.dot(g, a)  # noqa: E731
+    elif ra == 1 and rb == 2:
+        k, n = vocab.shape(b)
+        da = lambda: vocab.dot(b, g)  # noqa: E731
+        db = lambda: vocab.dot(vocab.reshape(a, [k, 1]), vocab.reshape(g, [1, n]))  # noqa: E731
+    else:
+        swap = _swap_last_two(ra)
+        da = lambda: vocab.dot(g, vocab.transpose(b, swap))  # noqa: E731
+        db = lambda: vocab.dot(vocab.transpose(a, swap), g)  # noqa: E731
+    if r.wants(0):
+        r.accumulate(0, da())
+    if r.wants(1):
+        r.accumulate(1, db())
+
+
+def _swap_last_two(rank: int) -> list[int]:
+    return [*range(rank - 2), rank - 1, rank - 2]
+
+
+tangent("dlvm.dot")(multilinear_tangent)
+
+# --------------------------------------------------------------------------
+# Shape ops: all linear
+# --------------------------------------------------------------------------
+
+
+@adjoint("dlvm.transpose")
+def _transpose(r) -> None:
+    perm = _permutation(r.op)
+    r.accumulate(0, vocab.transpose(r.g, vocab.inverse_permutation(perm)))
+
+
+def _permutation(op) -> list[int]:
+    perm = attr_ints(op, "perm")
+    return perm if perm is not None else list(reversed(range(vocab.rank(op.operation.operands[0]))))
+
+
+@adjoint("dlvm.reverse")
+def _reverse(r) -> None:
+    r.accumulate(0, vocab.reverse(r.g, attr_ints(r.op, "dims")))
+
+
+@adjoint("dlvm.concatenate")
+def _concatenate(r) -> None:
+    axis = attr_int(r.op, "axis")
+    g = r.g
+    offset = 0
+    for i, operand in enumerate(r.operation.operands):
+        dims = vocab.shape(operand)
+        if r.wants(i):
+            offsets = [offset if d == axis else 0 for d in range(len(dims))]
+            r.accumulate(i, vocab.slice_(g, offsets, dims))
+        offset += dims[axis]
+
+
+@adjoint("dlvm.slice")
+def _slice(r) -> None:
+    x = r.x(0)
+    r.accumulate(
+        0,
+        vocab.insert_into_zeros(r.g, x.type, attr_ints(r.op, "offsets"), attr_ints(r.op, "sizes"), attr_ints(r.op, "strides")),
+    )
+
+
+@adjoint("dlvm.reshape")
+def _reshape(r) -> None:
+    r.accumulate(0, vocab.reshape(r.g, vocab.shape(r.x(0))))
+
+
+@adjoint("dlvm.pad_shape")
+def _pad_shape(r) -> None:
+    r.accumulate(0, vocab.squeeze_shape(r.g, attr_int(r.op, "dim")))
+
+
+@adjoint("dlvm.squeeze_shape")
+def _squeeze_shape(r) -> None:
+    r.accumulate(0, vocab.pad_shape(r.g, attr_int(r.op, "dim")))
+
+
+@adjoint("dlvm.broadcast_to")
+def _broadcast_to(r) -> None:
+    r.accumulate(0, sum_to(r.g, r.x(0).type))
+
+
+@adjoint("dlvm.cast")
+def _cast(r) -> None:
+    r.accumulate(0, vocab.cast(r.g, vocab.element_type(r.x(0))))
+
+
+for _name in (
+    "dlvm.transpose",
+    "dlvm.reverse",
+    "dlvm.concatenate",
+    "dlvm.slice",
+    "dlvm.reshape",
+    "dlvm.pad_shape",
+    "dlvm.squeeze_shape",
+    "dlvm.broadcast_to",
+    "dlvm.cast",
+):
+    tangent(_name)(linear_tangent)
+
+# --------------------------------------------------------------------------
+# Reductions
+# --------------------------------------------------------------------------
+
+
+def _reduce_kind(op) -> str:
+    return enum_name(op, "kind", dlvm.ReductionKind)
+
+
+@adjoint("dlvm.reduce")
+def _reduce(r) -> None:
+    kind = _reduce_kind(r.op)
+    x, y, g = r.x(0), r.y(0), r.g
+    dims = attr_ints(r.op, "dims")
+    full = vocab.shape(x)
+    has_init = len(r.operation.operands) > 1
+    if kind in ("add", "mean"):
+        scale = 1.0 if kind == "add" else 1.0 / _count(full, dims)
+        if r.wants(0):
+            dx = vocab.expand_reduced(g, full, dims)
+            r.accumulate(0, dx if kind == "add" else mul(dx, scale))
+        if has_init and r.wants(1):
+            r.accumulate(1, vocab.sum_all(g))
+        return
+    if kind == "mul":
+        init = r.x(1) if has_init else None
+        if r.wants(0):
+            others = _exclusive_product(x, dims)
+            factor = mul(vocab.keep_dims(g, full, dims), others)
+            r.accumulate(0, mul(factor, init) if init is not None else factor)
+        if has_init and r.wants(1):
+            r.accumulate(1, vocab.sum_all(mul(g, vocab.reduce("mul", x, dims))))
+        return
+    if kind in ("max", "min"):
+        masks = _extremum_masks(x, y, dims, r.x(1) if has_init else None)
+        share = div(g, masks.count)
+        if r.wants(0):
+            r.accumulate(0, mul(masks.elements, vocab.keep_dims(share, full, dims)))
+        if has_init and r.wants(1):
+            r.accumulate(1, vocab.sum_all(mul(share, masks.init)))
+        return
+    raise r.fail(f"for reduction kind '{kind}'")
+
+
+@tangent("dlvm.reduce")
+def _reduce_tangent(t) -> None:
+    kind = _reduce_kind(t.op)
+    if kind in ("add", "mean"):
+        linear_tangent(t)
+        return
+    x, y = t.x(0), t.y(0)
+    dims = attr_ints(t.op, "dims")
+    has_init = len(t.operation.operands) > 1
+    dx, dinit = t.dx(0), t.dx(1) if has_init else None
+    terms: list[ir.Value] = []
+    if kind == "mul":
+        init = t.x(1) if has_init else None
+        if dx is not None:
+            term = vocab.reduce_sum(mul(dx, _exclusive_product(x, dims)), dims)
+            terms.append(mul(term, init) if init is not None else term)
+        if dinit is not None:
+            terms.append(mul(dinit, vocab.reduce("mul", x, dims)))
+    elif kind in ("max", "min"):
+        masks = _extremum_masks(x, y, dims, t.x(1) if has_init else None)
+        if dx is not None:
+            terms.append(div(vocab.reduce_sum(mul(dx, masks.elements), dims), masks.count))
+        if dinit is not None:
+            terms.append(div(mul(dinit, masks.init), masks.count))
+    else:
+        raise t.fail(f"for reduction kind '{kind}'")
+    t.set(0, vocab.broadcast_to(vocab.add_all(terms), vocab.shape(y)))
+
+
+def _count(full: list[int], dims: list[int]) -> int:
+    return math.prod(full[d] for d in dims)
+
+
+class _Masks:
+    """Where an extremum is attained: per element (float 0/1), for init, and how often."""
+
+    def __init__(self, elements: ir.Value, init: ir.Value | None, count: ir.Value):
+        self.elements = elements
+        self.init = init
+        self.count = count
+
+
+def _extremum_masks(x: ir.Value, y: ir.Value, dims: list[int], init: ir.Value | None) -> _Masks:
+    """Ties share the adjoint equally (among elements and the init value)."""
+    full = vocab.shape(x)
+    elements = mask_to_float(cmp("eq", x, vocab.keep_dims(y, full, dims)), x)
+    count = vocab.reduce_sum(elements, dims)
+    init_mask = None
+    if init is not None:
+        init_mask = mask_to_float(cmp("eq", vocab.broadcast_to(init, vocab.shape(y)), y), y)
+        count = add(count, init_mask)
+    return _Masks(elements, init_mask, count)
+
+
+def _exclusive_product(x: ir.Value, dims: list[int]) -> ir.Value:
+    """For every element, the product of the others along ``dims`` (exact with zeros)."""
+    full = vocab.shape(x)
+    kept = [d for d in range(len(full)) if d not in dims]
+    perm = kept + sorted(dims)
+    moved = vocab.transpose(x, perm)
+    lead = [full[d] for d in kept]
+    n = _count(full, dims)
+    flat = vocab.reshape(moved, [*lead, n])
+    axis = len(lead)
+    before = _exclusive_scan_product(flat, axis)
+    after = vocab.reverse(_exclusive_scan_product(vocab.reverse(flat, [axis]), axis), [axis])
+    others = vocab.reshape(mul(before, after), [full[d] for d in perm])
+    return vocab.transpose(others, vocab.inverse_permutation(perm))
+
+
+def _exclusive_scan_product(x: ir.Value, axis: int) -> ir.Value:
+    """Product of the preceding elements along ``axis`` (1 for the first)."""
+    dims = vocab.shape(x)
+    n = dims[axis]
+    if n == 1:
+        return vocab.ones(x.type)
+    inclusive = vocab.scan("mul", x, axis)
+    head = list(dims)
+    head[axis] = 1
+    body = list(dims)
+    body[axis] = n - 1
+    shifted = vocab.slice_(inclusive, [0] * len(dims), body)
+    return vocab.concat([vocab.ones(vocab.tensor_type(head, vocab.element_type(x))), shifted], axis)
+
+
+# --------------------------------------------------------------------------
+# Scans
+# --------------------------------------------------------------------------
+
+
+@adjoint("dlvm.scan")
+def _scan(r) -> None:
+    kind = _reduce_kind(r.op)
+    dim = attr_int(r.op, "dim")
+    if kind == "add":
+        r.accumulate(0, vocab.reverse(vocab.scan("add", vocab.reverse(r.g, [dim]), dim), [dim]))
+        return
+    jac = _ScanJacobian(kind, r.x(0), r.y(0), dim, r)
+    # dx_j = sum_i g_i J[i, j]
+    g = jac.move(r.g)
+    rows = vocab.pad_shape(g, jac.axis + 1)
+    r.accumulate(0, jac.restore(vocab.reduce_sum(mul(rows, jac.matrix), [jac.axis])))
+
+
+@tangent("dlvm.scan")
+def _scan_tangent(t) -> None:
+    kind = _reduce_kind(t.op)
+    if kind == "add":
+        linear_tangent(t)
+        return
+    dim = attr_int(t.op, "dim")
+    jac = _ScanJacobian(kind, t.x(0), t.y(0), dim, t)
+    # dy_i = sum_j J[i, j] dx_j
+    cols = vocab.pad_shape(jac.move(t.dx(0)), jac.axis)
+    t.set(0, jac.restore(vocab.reduce_sum(mul(jac.matrix, cols), [jac.axis + 1])))
+
+
+class _ScanJacobian:
+    """J[..., i, j] = d y_i / d x_j of an inclusive scan (mul, max, min), scanned dim moved last.
+
+    mul: J[i, j] = [j <= i] * prod_{k <= i, k != j} x_k (exact with zeros).
+    max/min: J[i, j] = [j <= i][x_j == y_i] / #{j' <= i : x_j' == y_i} (ties share).
+    """
+
+    def __init__(self, kind: str, x: ir.Value, y: ir.Value, dim: int, accessor):
+        if kind not in ("mul", "max", "min"):
+            raise accessor.fail(f"for scan kind '{kind}'")
+        self.rank = vocab.rank(x)
+        self.perm = [d for d in range(self.rank) if d != dim] + [dim]
+        self.axis = self.rank - 1
+        self.n = vocab.shape(x)[dim]
+        xm, ym = self.move(x), self.move(y)
+        elt = vocab.element_type(x)
+        lower = _constant(np.tril(np.ones((self.n, self.n))), elt)  # [i, j] = [j <= i]
+        if kind == "mul":
+            eye = _constant(np.eye(self.n), ir.IntegerType.get_signless(1))
+            # Z[j, k] = 1 if k == j else x_k; C[j, i] = prod_{k <= i, k != j} x_k
+            z = select(eye, 1.0, vocab.pad_shape(xm, self.axis))
+            c = vocab.scan("mul", z, self.axis + 1)
+            self.matrix = mul(vocab.transpose(c, _swap_last_two(self.rank + 1)), lower)
+        else:
+            hits = mul(mask_to_float(cmp("eq", vocab.pad_shape(xm, self.axis), vocab.pad_shape(ym, self.axis + 1)), xm), lower)
+            count = vocab.reduce_sum(hits, [self.axis + 1])
+            self.matrix = div(hits, vocab.pad_shape(count, self.axis + 1))
+
+    def move(self, v: ir.Value) -> ir.Value:
+        return vocab.transpose(v, self.perm)
+
+    def restore(self, v: ir.Value) -> ir.Value:
+        return vocab.transpose(v, vocab.inverse_permutation(self.perm))
+
+
+def _constant(array: np.ndarray, elt: ir.Type) -> ir.Value:
+    """A dense dlvm.constant from a numpy array (float or i1 element type)."""
+    t = vocab.tensor_type(array.shape, elt)
+    if isinstance(elt, ir.IntegerType):
+        attr = ir.DenseElementsAttr.get(array.astype(np.bool_))
+    else:
+        attr = ir.DenseElementsAttr.get(array.astype(_numpy_dtype(elt)), type=t)
+    return dlvm.ConstantOp(attr).result
+
+
+def _numpy_dtype(elt: ir.Type):
+    width = ir.FloatType(elt).width
+    if isinstance(elt, ir.BF16Type):
+        return np.float32
+    return {16: np.float16, 32: np.float32, 64: np.float64}[width]
+
+
+# --------------------------------------------------------------------------
+# Softmax
+# --------------------------------------------------------------------------
+
+
+@adjoint("dlvm.softmax")
+def _softmax(r) -> None:
+    r.accumulate(0, _softmax_vjp(r.y(0), r.g, attr_int(r.op, "axis")))
+
+
+@tangent("dlvm.softmax")
+def _softmax_tangent(t) -> None:
+    # The softmax Jacobian is symmetric: the JVP is the VJP formula.
+    t.set(0, _softmax_vjp(t.y(0), t.dx(0), attr_int(t.op, "axis")))
+
+
+def _softmax_vjp(y: ir.Value, g: ir.Value, axis: int) -> ir.Value:
+    inner = vocab.keep_dims(vocab.reduce_sum(mul(g, y), [axis]), vocab.shape(y), [axis])
+    return mul(y, sub(g, inner))
+
+
+@adjoint("dlvm.log_softmax")
+def _log_softmax(r) -> None:
+    y, g, axis = r.y(0), r.g, attr_int(r.op, "axis")
+    total = vocab.keep_dims(vocab.reduce_sum(g, [axis]), vocab.shape(y), [axis])
+    r.accumulate(0, sub(g, mul(exp(y), total)))
+
+
+@tangent("dlvm.log_softmax")
+def _log_softmax_tangent(t) -> None:
+    y, dx, axis = t.y(0), t.dx(0), attr_int(t.op, "axis")
+    mean = vocab.keep_dims(vocab.reduce_sum(mul(exp(y), dx), [axis]), vocab.shape(y), [axis])
+    t.set(0, sub(dx, mean))
+
+
+# --------------------------------------------------------------------------
+# Window reductions (pooling)
+# --------------------------------------------------------------------------
+
+
+class _Windows:
+    """Geometry of a reduce_window: padded extent and the window offsets."""
+
+    def __init__(self, op):
+        operation = op.operation
+        self.kind = enum_name(op, "kind", dlvm.ReductionKind)
+        self.window = attr_ints(op, "window")
+        self.strides = attr_ints(op, "strides")
+        self.padding = enum_name(op, "padding", dlvm.Padding)
+        self.input = vocab.shape(operation.operands[0])
+        self.output = vocab.shape(operation.results[0])
+        self.elt = vocab.element_type(operation.operands[0])
+        self.low = [self._low(d) for d in range(len(self.input))]
+        self.padded = [
+            max(self.low[d] + self.input[d], (self.output[d] - 1) * self.strides[d] + self.window[d])
+            for d in range(len(self.input))
+        ]
+        self.offsets = list(itertools.product(*(range(w) for w in self.window)))
+
+    def _low(self, d: int) -> int:
+        """Low padding, as ReduceWindowOp::getLowPadding computes it."""
+        w, s = self.window[d], self.strides[d]
+        if self.padding == "full":
+            return w - 1
+        total = max((self.output[d] - 1) * s + w - self.input[d], 0)
+        return total // 2
+
+    @property
+    def padded_type(self) -> ir.Type:
+        return vocab.tensor_type(self.padded, self.elt)
+
+    def pad(self, x: ir.Value, fill: float) -> ir.Value:
+        base = vocab.const(self.padded_type, fill)
+        return vocab.insert_into(x, base, self.low, self.input)
+
+    def unpad(self, padded: ir.Value) -> ir.Value:
+        return vocab.slice_(padded, self.low, self.input)
+
+    def at(self, padded: ir.Value, offset) -> ir.Value:
+        """The element at window position ``offset`` of every window (output-shaped)."""
+        return vocab.slice_(padded, list(offset), self.output, self.strides)
+
+    def scatter(self, contributions) -> ir.Value:
+        """Sum, into the padded input, each output-shaped value at its window position."""
+        parts = [
+            vocab.insert_into_zeros(value, self.padded_type, list(offset), self.output, self.strides)
+            for offset, value in contributions
+        ]
+        return vocab.add_all(parts)
+
+    def counts(self) -> np.ndarray:
+        """How many in-bounds elements each window covers (the divisor of 'mean')."""
+        per_dim = []
+        for d in range(len(self.input)):
+            starts = np.arange(self.output[d]) * self.strides[d] - self.low[d]
+            lo = np.clip(starts, 0, self.input[d])
+            hi = np.clip(starts + self.window[d], 0, self.input[d])
+            per_dim.append((hi - lo).astype(np.float64))
+        total = per_dim[0] if per_dim else np.ones(())
+        for extra in per_dim[1:]:
+            total = np.multiply.outer(total, extra)
+        return total
+
+
+_WINDOW_FILL = {"max": -math.inf, "min": math.inf, "mul": 1.0}
+
+
+@adjoint("dlvm.reduce_window")
+def _reduce_window(r) -> None:
+    win = _Windows(r.op)
+    g = r.g
+    if win.kind in ("add", "mean"):
+        if win.kind == "mean":
+            g = div(g, _constant(win.counts(), win.elt))
+        r.accumulate(0, win.unpad(win.scatter((offset, g) for offset in win.offsets)))
+        return
+    weights = _window_weights(win, r.x(0), r.y(0), r)
+    r.accumulate(0, win.unpad(win.scatter((offset, mul(g, w)) for offset, w in weights)))
+
+
+@tangent("dlvm.reduce_window")
+def _reduce_window_tangent(t) -> None:
+    win = _Windows(t.op)
+    if win.kind in ("add", "mean"):
+        linear_tangent(t)
+        return
+    weights = _window_weights(win, t.x(0), t.y(0), t)
+    padded = win.pad(t.dx(0), 0.0)
+    t.set(0, vocab.add_all([mul(win.at(padded, offset), w) for offset, w in weights]))
+
+
+def _window_weights(win: _Windows, x: ir.Value, y: ir.Value, accessor) -> list[tuple[tuple[int, ...], ir.Value]]:
+    """d y / d (element at window offset o), per offset, output-shaped."""
+    if win.kind not in _WINDOW_FILL:
+        raise accessor.fail(f"for window reduction kind '{win.kind}'")
+    padded = win.pad(x, _WINDOW_FILL[win.kind])
+    values = [win.at(padded, offset) for offset in win.offsets]
+    if win.kind == "mul":
+        return [
+            (offset, vocab.mul_all([v for j, v in enumerate(values) if j != i]) if len(values) > 1 else vocab.ones(y.type))
+            for i, offset in enumerate(win.offsets)
+        ]
+    hits = [mask_to_float(cmp("eq", v, y), y) for v in values]
+    count = vocab.add_all(hits)
+    share = reciprocal(count)
+    return [(offset, mul(hit, share)) for offset, hit in zip(win.offsets, hits, strict=True)]
+
+
+# --------------------------------------------------------------------------
+# Convolution
+# --------------------------------------------------------------------------
+
+
+class _Conv:
+    """Attributes of a dlvm.convolve with defaults filled in."""
+
+    def __init__(self, op):
+        operation = op.operation
+        self.input_shape = vocab.shape(operation.operands[0])
+        self.kernel_shape = vocab.shape(operation.operands[1])
+        self.output_shape = vocab.shape(operation.results[0])
+        ns = len(self.input_shape) - 2
+        self.ns = ns
+        self.strides = attr_ints(op, "strides") or [1] * ns
+        self.padding = attr_ints(op, "padding") or [0] * (2 * ns)
+        self.lhs_dilation = attr_ints(op, "lhs_dilation") or [1] * ns
+        self.rhs_dilation = attr_ints(op, "rhs_dilation") or [1] * ns
+        self.groups = attr_int(op, "groups", 1)
+
+    def low(self, i: int) -> int:
+        return self.padding[2 * i]
+
+    def high(self, i: int) -> int:
+        return self.padding[2 * i + 1]
+
+
+def _convolve(x, k, strides, padding, lhs_dilation, rhs_dilation, groups) -> ir.Value:
+    def opt(values, default):
+        return None if list(values) == [default] * len(values) else list(values)
+
+    return dlvm.ConvolveOp(
+        x,
+        k,
+        strides=opt(strides, 1),
+        padding=opt(padding, 0),
+        lhs_dilation=opt(lhs_dilation, 1),
+        rhs_dilation=opt(rhs_dilation, 1),
+        groups=None if groups == 1 else groups,
+    ).result
+
+
+@adjoint("dlvm.convolve")
+def _convolve_adjoint(r) -> None:
+    conv = _Conv(r.op)
+    if any(p < 0 for p in conv.padding):
+        raise r.fail("with negative padding")
+    if r.wants(0):
+        r.accumulate(0, _conv_input_grad(conv, r.g, r.x(1)))
+    if r.wants(1):
+        r.accumulate(1, _conv_kernel_grad(conv, r.g, r.x(0)))
+
+
+tangent("dlvm.convolve")(multilinear_tangent)
+
+
+def _conv_input_grad(conv: _Conv, g: ir.Value, kernel: ir.Value) -> ir.Value:
+    """A transposed convolution: g dilated by the strides, with the flipped kernel.
+
+    Per spatial dimension (input n, dilated input N = ld(n-1)+1, dilated window
+    K = rd(k-1)+1, output m, padding lo): the gradient wrt the dilated input is
+    a convolution of g (lhs_dilation s) with padding (K-1-lo, N+lo-(m-1)s-1)
+    and rhs_dilation rd; negative pads become slices. Then every ld-th element
+    is the gradient wrt the input.
+    """
+    groups = conv.groups
+    o, cg = conv.kernel_shape[0], conv.kernel_shape[1]
+    window = conv.kernel_shape[2:]
+    # Kernel [O, C/G, w...] -> [C, O/G, w...] per group, flipped spatially.
+    grouped = vocab.reshape(kernel, [groups, o // groups, cg, *window])
+    swapped = vocab.transpose(grouped, [0, 2, 1, *range(3, 3 + conv.ns)])
+    flipped = vocab.reverse(
+        vocab.reshape(swapped, [groups * cg, o // groups, *window]), list(range(2, 2 + conv.ns))
+    )
+    padding: list[int] = []
+    crop: list[tuple[int, int]] = []
+    dilated_sizes: list[int] = []
+    for i in range(conv.ns):
+        n = conv.input_shape[2 + i]
+        big_n = conv.lhs_dilation[i] * (n - 1) + 1
+        big_k = conv.rhs_dilation[i] * (window[i] - 1) + 1
+        m = conv.output_shape[2 + i]
+        lo = big_k - 1 - conv.low(i)
+        hi = big_n + conv.low(i) - (m - 1) * conv.strides[i] - 1
+        padding += [max(lo, 0), max(hi, 0)]
+        crop.append((max(-lo, 0), big_n))
+        dilated_sizes.append(big_n)
+    full = _convolve(g, flipped, [1] * conv.ns, padding, conv.strides, conv.rhs_dilation, groups)
+    batch_channels = conv.input_shape[:2]
+    dilated = vocab.slice_(full, [0, 0, *(start for start, _ in crop)], [*batch_channels, *dilated_sizes])
+    return vocab.slice_(dilated, [0] * (2 + conv.ns), conv.input_shape, [1, 1, *conv.lhs_dilation])
+
+
+def _conv_kernel_grad(conv: _Conv, g: ir.Value, x: ir.Value) -> ir.Value:
+    """A convolution over the batch: input as [C, N, ...], g as the kernel [O, N, ...].
+
+    The window index k meets the output index p at dilated input position
+    p*s + k*rd, so the roles swap: stride rd, rhs_dilation s, same padding
+    and lhs_dilation. Groups are handled one at a time and concatenated.
+    """
+    groups = conv.groups
+    c = conv.input_shape[1]
+    o = conv.kernel_shape[0]
+    spatial_perm = [1, 0, *range(2, 2 + conv.ns)]
+    parts = []
+    for gi in range(groups):
+        xg = _channel_block(x, gi, c // groups)
+        gg = _channel_block(g, gi, o // groups)
+        full = _convolve(
+            vocab.transpose(xg, spatial_perm),
+            vocab.transpose(gg, spatial_perm),
+            conv.rhs_dilation,
+            conv.padding,
+            conv.lhs_dilation,
+            conv.strides,
+            1,
+        )
+        window = conv.kernel_shape[2:]
+        cropped = vocab.slice_(full, [0] * (2 + conv.ns), [c // groups, o // groups, *window])
+        parts.append(vocab.transpose(cropped, spatial_perm))
+    return vocab.concat(parts, 0)
+
+
+def _channel_block(v: ir.Value, index: int, size: int) -> ir.Value:
+    dims = vocab.shape(v)
+    offsets = [0] * len(dims)
+    offsets[1] = index * size
+    sizes = list(dims)
+    sizes[1] = size
+    return vocab.slice_(v, offsets, sizes)

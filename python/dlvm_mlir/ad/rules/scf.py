@@ -1,0 +1,469 @@
+"""Derivative rules of structured control flow: scf.for, scf.while, scf.if, scf.index_switch.
+
+Reverse mode keeps the loop-carried values of every iteration on a *tape*: a
+tensor with one slot per iteration, filled in the forward sweep with
+``tensor.insert``/``tensor.insert_slice`` and read back with
+``tensor.extract``/``tensor.extract_slice``. The reverse loop runs the
+iterations last to first; each recomputes its body from the tape and runs
+the body's reverse sweep, carrying the adjoints of the loop-carried values
+and of the outside values the body uses.
+
+- ``scf.for``: the tape has the trip count's size (static when the bounds
+  are constants).
+- ``scf.while``: the trip count is data-dependent, so the forward sweep first
+  runs the loop counting its iterations, then replays it as an ``scf.for``
+  of that many iterations that fills the tape.
+- ``scf.if`` / ``scf.index_switch``: a branch on the same condition
+  recomputes the taken branch and reverses it.
+
+Forward mode carries tangents as extra loop-carried values or results.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import scf, tensor
+
+from dlvm_mlir.ad import vocab
+from dlvm_mlir.ad.cloning import Scope, terminator
+from dlvm_mlir.ad.core import Adjoints
+from dlvm_mlir.ad.registry import adjoint, augmented_forward, tangent
+
+_DYNAMIC = ir.ShapedType.get_dynamic_size()
+
+# --------------------------------------------------------------------------
+# Tapes
+# --------------------------------------------------------------------------
+
+
+def _tape_alloc(value_type: ir.Type, count: ir.Value, static: int | None) -> ir.Value:
+    """An empty tape with one slot per iteration for values of ``value_type``."""
+    inner = vocab.shape(value_type)
+    size = static if static is not None else count
+    return tensor.EmptyOp([size, *inner], vocab.element_type(value_type)).result
+
+
+def _tape_store(tape: ir.Value, value: ir.Value, position: ir.Value) -> ir.Value:
+    if not vocab.is_tensor(value):
+        return tensor.InsertOp(value, tape, [position]).result
+    inner = vocab.shape(value)
+    return tensor.InsertSliceOp(
+        value, tape, [position], [], [], [_DYNAMIC] + [0] * len(inner), [1, *inner], [1] * (len(inner) + 1)
+    ).result
+
+
+def _tape_load(tape: ir.Value, value_type: ir.Type, position: ir.Value) -> ir.Value:
+    if not vocab.is_tensor(value_type):
+        return tensor.ExtractOp(tape, [position]).result
+    inner = vocab.shape(value_type)
+    return tensor.ExtractSliceOp(
+        value_type, tape, [position], [], [], [_DYNAMIC] + [0] * len(inner), [1, *inner], [1] * (len(inner) + 1)
+    ).result
+
+
+def _trip_count(lb: ir.Value, ub: ir.Value, step: ir.Value) -> tuple[ir.Value, int | None]:
+    """Iterations of ``for lb to ub step step`` as an index (and its value when static)."""
+    bounds = [vocab.constant_int(v) for v in (lb, ub, step)]
+    if None not in bounds:
+        low, high, stride = bounds
+        n = max(0, -(-(high - low) // stride))
+        return vocab.index(n), n
+    one = vocab.int_const(lb.type, 1)
+    span = vocab.iadd(vocab.isub(ub, lb), vocab.isub(step, one))
+    n = vocab.imax(vocab.idiv(span, step), vocab.int_const(lb.type, 0))
+    return vocab.to_index(n), None
+
+
+def _has_uses(value: ir.Value) -> bool:
+    return any(True for _ in value.uses)
+
+
+def _reverse_position(count: ir.Value, k: ir.Value) -> ir.Value:
+    """count - 1 - k: the forward iteration that reverse iteration k undoes."""
+    return vocab.isub(vocab.isub(count, vocab.index(1)), k)
+
+
+# --------------------------------------------------------------------------
+# Shared reverse-sweep steps
+# --------------------------------------------------------------------------
+
+
+def _recompute(sweep, block: ir.Block, scope: Scope, bindings: dict[ir.Value, ir.Value]) -> Scope:
+    """Copy ``block``'s ops with its arguments bound as given; return the body's scope."""
+    inner = Scope(scope)
+    for primal, value in bindings.items():
+        inner.bind(primal, value)
+    sweep.emit_forward_block(block, inner)
+    return inner
+
+
+def _reverse_recomputed(
+    sweep,
+    block: ir.Block,
+    inner: Scope,
+    seeds: list[tuple[ir.Value, ir.Value | None]],
+    free: list[ir.Value],
+    accumulators: list[ir.Value],
+) -> Adjoints:
+    """Reverse a recomputed block given adjoints of what it yields; free values accumulate."""
+    adjoints = Adjoints()
+    for value, accumulator in zip(free, accumulators, strict=True):
+        adjoints.set(value, accumulator)
+    for value, seed in seeds:
+        if seed is not None and sweep.activity.active(value):
+            adjoints.accumulate(value, seed)
+    sweep.reverse_block(block, inner, adjoints)
+    return adjoints
+
+
+def _free_accumulators(r, free: list[ir.Value]) -> list[ir.Value]:
+    """Current adjoints of the free values (zeros where none yet)."""
+    return [r.adjoints.get(v) if r.adjoints.has(v) else vocab.zeros_like(r.scope[v]) for v in free]
+
+
+def _grad_or_zeros(adjoints: Adjoints, primal: ir.Value, like: ir.Value) -> ir.Value:
+    found = adjoints.get(primal)
+    return found if found is not None else vocab.zeros_like(like)
+
+
+# --------------------------------------------------------------------------
+# scf.for
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class _ForTape:
+    lower: ir.Value
+    step: ir.Value
+    count: ir.Value
+    tapes: dict[int, ir.Value]  # carried index -> tape
+
+
+@augmented_forward("scf.for")
+def _for_forward(sweep, op: ir.Operation, scope: Scope) -> None:
+    body = op.regions[0].blocks[0]
+    lower, upper, step = (scope[v] for v in list(op.operands)[:3])
+    inits = [scope[v] for v in list(op.operands)[3:]]
+    carried = list(body.arguments)[1:]
+    n = len(carried)
+    taped = [i for i, arg in enumerate(carried) if _has_uses(arg)]
+    count, static = _trip_count(lower, upper, step)
+    empty = [_tape_alloc(carried[i].type, count, static) for i in taped]
+    loop = scf.ForOp(lower, upper, step, inits + empty)
+    with ir.InsertionPoint(loop.body):
+        iterates = list(loop.inner_iter_args)
+        position = vocab.to_index(vocab.idiv(vocab.isub(loop.induction_variable, lower), step))
+        stored = [_tape_store(iterates[n + k], iterates[i], position) for k, i in enumerate(taped)]
+        inner = Scope(scope)
+        inner.bind(body.arguments[0], loop.induction_variable)
+        inner.bind_all(carried, iterates[:n])
+        sweep.emit_forward_block(body, inner, plain=True)
+        scf.YieldOp([inner[v] for v in terminator(body).operands] + stored)
+    results = list(loop.results)
+    scope.bind_all(op.results, results[:n])
+    scope.record(op, _ForTape(lower, step, count, {i: results[n + k] for k, i in enumerate(taped)}))
+
+
+@adjoint("scf.for")
+def _for_adjoint(r) -> None:
+    op, sweep = r.operation, r.sweep
+    activity = sweep.activity
+    body = op.regions[0].blocks[0]
+    carried = list(body.arguments)[1:]
+    yielded = list(terminator(body).operands)
+    record: _ForTape = r.scope.recorded(op)
+    active = [i for i in range(len(carried)) if activity.active(carried[i]) or activity.active(op.results[i])]
+    free = sweep.active_free_values(op)
+    inits = [_grad_or_zeros(r.adjoints, op.results[i], r.y(i)) for i in active] + _free_accumulators(r, free)
+    loop = scf.ForOp(vocab.index(0), record.count, vocab.index(1), inits)
+    with ir.InsertionPoint(loop.body):
+        iterates = list(loop.inner_iter_args)
+        position = _reverse_position(record.count, loop.induction_variable)
+        iv_type = body.arguments[0].type
+        iv = vocab.iadd(record.lower, vocab.imul(vocab.from_index(position, iv_type), record.step))
+        bindings = {body.arguments[0]: iv}
+        for i, tape in record.tapes.items():
+            bindings[carried[i]] = _tape_load(tape, carried[i].type, position)
+        inner = _recompute(sweep, body, r.scope, bindings)
+        seeds = [(yielded[i], iterates[k]) for k, i in enumerate(active)]
+        adjoints = _reverse_recomputed(sweep, body, inner, seeds, free, iterates[len(active) :])
+        carried_adjoints = [
+            _grad_or_zeros(adjoints, carried[i], bindings.get(carried[i], r.x(3 + i))) for i in active
+        ]
+        scf.YieldOp(carried_adjoints + [adjoints.get(v) for v in free])
+    results = list(loop.results)
+    for k, i in enumerate(active):
+        r.accumulate(3 + i, results[k])
+    for k, v in enumerate(free):
+        r.adjoints.set(v, results[len(active) + k])
+
+
+# --------------------------------------------------------------------------
+# scf.while
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class _WhileTape:
+    count: ir.Value
+    tapes: dict[int, ir.Value]  # state index -> tape
+    final: list[ir.Value]  # the state when the condition failed
+
+
+def _while_parts(op: ir.Operation):
+    before = op.regions[0].blocks[0]
+    after = op.regions[1].blocks[0]
+    condition = terminator(before)
+    return before, after, condition, list(condition.operands)[1:], list(terminator(after).operands)
+
+
+def _new_while(result_types: list[ir.Type], inits: list[ir.Value], before_types: list[ir.Type]) -> ir.Operation:
+    op = ir.Operation.create("scf.while", results=result_types, operands=inits, regions=2)
+    op.regions[0].blocks.append(*before_types)
+    op.regions[1].blocks.append(*result_types)
+    return op
+
+
+@augmented_forward("scf.while")
+def _while_forward(sweep, op: ir.Operation, scope: Scope) -> None:
+    before, after, _, forwarded, nexts = _while_parts(op)
+    inits = [scope[v] for v in op.operands]
+    state_types = [a.type for a in before.arguments]
+    count = _counting_while(sweep, op, scope, inits)
+    taped = [i for i, arg in enumerate(before.arguments) if _has_uses(arg)]
+    empty = [_tape_alloc(state_types[i], count, None) for i in taped]
+    m = len(state_types)
+    replay = scf.ForOp(vocab.index(0), count, vocab.index(1), inits + empty)
+    with ir.InsertionPoint(replay.body):
+        iterates = list(replay.inner_iter_args)
+        stored = [_tape_store(iterates[m + k], iterates[i], replay.induction_variable) for k, i in enumerate(taped)]
+        head = Scope(scope)
+        head.bind_all(before.arguments, iterates[:m])
+        sweep.emit_forward_block(before, head, plain=True)
+        tail = Scope(scope)
+        tail.bind_all(after.arguments, [head[v] for v in forwarded])
+        sweep.emit_forward_block(after, tail, plain=True)
+        scf.YieldOp([tail[v] for v in nexts] + stored)
+    results = list(replay.results)
+    scope.record(op, _WhileTape(count, {i: results[m + k] for k, i in enumerate(taped)}, results[:m]))
+
+
+def _counting_while(sweep, op: ir.Operation, scope: Scope, inits: list[ir.Value]) -> ir.Value:
+    """Emit the loop with an iteration counter; bind its results; return the count."""
+    before, after, condition, forwarded, nexts = _while_parts(op)
+    index = vocab.index_type()
+    result_types = [r.type for r in op.results] + [index]
+    loop = _new_while(result_types, inits + [vocab.index(0)], [a.type for a in before.arguments] + [index])
+    head_block, tail_block = loop.regions[0].blocks[0], loop.regions[1].blocks[0]
+    with ir.InsertionPoint(head_block):
+        head = Scope(scope)
+        head.bind_all(before.arguments, list(head_block.arguments)[:-1])
+        sweep.emit_forward_block(before, head, plain=True)
+        counter = head_block.arguments[len(head_block.arguments) - 1]
+        scf.ConditionOp(head[condition.operands[0]], [head[v] for v in forwarded] + [counter])
+    with ir.InsertionPoint(tail_block):
+        tail = Scope(scope)
+        tail.bind_all(after.arguments, list(tail_block.arguments)[:-1])
+        sweep.emit_forward_block(after, tail, plain=True)
+        counter = tail_block.arguments[len(tail_block.arguments) - 1]
+        scf.YieldOp([tail[v] for v in nexts] + [vocab.iadd(counter, vocab.index(1))])
+    results = list(loop.results)
+    scope.bind_all(op.results, results[:-1])
+    return results[-1]
+
+
+@adjoint("scf.while")
+def _while_adjoint(r) -> None:
+    op, sweep = r.operation, r.sweep
+    activity = sweep.activity
+    before, after, _, forwarded, nexts = _while_parts(op)
+    record: _WhileTape = r.scope.recorded(op)
+    states = list(before.arguments)
+    active = [i for i, arg in enumerate(states) if activity.active(arg)]
+    free = sweep.active_free_values(op)
+    # The last evaluation of the condition region, on the final state.
+    last = _recompute(sweep, before, r.scope, dict(zip(states, record.final, strict=True)))
+    seeds = [(value, r.grad(j)) for j, value in enumerate(forwarded)]
+    adjoints = _reverse_recomputed(sweep, before, last, seeds, free, _free_accumulators(r, free))
+    inits = [_grad_or_zeros(adjoints, states[i], record.final[i]) for i in active] + [adjoints.get(v) for v in free]
+    loop = scf.ForOp(vocab.index(0), record.count, vocab.index(1), inits)
+    with ir.InsertionPoint(loop.body):
+        iterates = list(loop.inner_iter_args)
+        position = _reverse_position(record.count, loop.induction_variable)
+        bindings = {states[i]: _tape_load(tape, states[i].type, position) for i, tape in record.tapes.items()}
+        head = _recompute(sweep, before, r.scope, bindings)
+        arguments = [head[v] for v in forwarded]
+        tail = _recompute(sweep, after, r.scope, dict(zip(after.arguments, arguments, strict=True)))
+        state_seeds = [(nexts[i], iterates[k]) for k, i in enumerate(active)]
+        accumulators = iterates[len(active) :]
+        tail_adjoints = _reverse_recomputed(sweep, after, tail, state_seeds, free, accumulators)
+        forwarded_seeds = [(value, tail_adjoints.get(arg)) for value, arg in zip(forwarded, after.arguments, strict=True)]
+        accumulators = [tail_adjoints.get(v) for v in free]
+        head_adjoints = _reverse_recomputed(sweep, before, head, forwarded_seeds, free, accumulators)
+        state_adjoints = [
+            _grad_or_zeros(head_adjoints, states[i], bindings.get(states[i], record.final[i])) for i in active
+        ]
+        scf.YieldOp(state_adjoints + [head_adjoints.get(v) for v in free])
+    results = list(loop.results)
+    for k, i in enumerate(active):
+        r.accumulate(i, results[k])
+    for k, v in enumerate(free):
+        r.adjoints.set(v, results[len(active) + k])
+
+
+# --------------------------------------------------------------------------
+# scf.if and scf.index_switch
+# --------------------------------------------------------------------------
+
+
+def _branch_adjoint(r, make_branch) -> None:
+    """Reverse a branch op: the same branch recomputes and reverses the taken region."""
+    op, sweep = r.operation, r.sweep
+    free = sweep.active_free_values(op)
+    if not free:
+        return
+    accumulators = _free_accumulators(r, free)
+    branch = make_branch([v.type for v in free])
+    for region, new_region in zip(op.regions, branch.regions, strict=True):
+        if not len(region.blocks):
+            continue
+        block = region.blocks[0]
+        with ir.InsertionPoint(new_region.blocks[0]):
+            inner = _recompute(sweep, block, r.scope, {})
+            yielded = list(terminator(block).operands)
+            seeds = [(value, r.grad(i)) for i, value in enumerate(yielded)]
+            adjoints = _reverse_recomputed(sweep, block, inner, seeds, free, accumulators)
+            scf.YieldOp([adjoints.get(v) for v in free])
+    for k, v in enumerate(free):
+        r.adjoints.set(v, branch.results[k])
+
+
+@adjoint("scf.if")
+def _if_adjoint(r) -> None:
+    def make(types):
+        return scf.IfOp(r.x(0), types, has_else=True).operation
+
+    _branch_adjoint(r, make)
+
+
+@adjoint("scf.index_switch")
+def _index_switch_adjoint(r) -> None:
+    _branch_adjoint(r, lambda types: _new_switch(r.operation, r.x(0), types))
+
+
+def _new_switch(op: ir.Operation, selector: ir.Value, types: list[ir.Type]) -> ir.Operation:
+    switch = ir.Operation.create(
+        "scf.index_switch",
+        results=types,
+        operands=[selector],
+        attributes={"cases": op.attributes["cases"]},
+        regions=len(op.regions),
+    )
+    for region in switch.regions:
+        region.blocks.append()
+    return switch
+
+
+# --------------------------------------------------------------------------
+# Forward mode
+# --------------------------------------------------------------------------
+
+
+@tangent("scf.for", emits_primal=True)
+def _for_tangent(t) -> None:
+    op, sweep = t.operation, t.sweep
+    body = op.regions[0].blocks[0]
+    carried = list(body.arguments)[1:]
+    yielded = list(terminator(body).operands)
+    active = [i for i in range(len(carried)) if sweep.activity.active(carried[i]) or sweep.activity.active(op.results[i])]
+    inits = [t.x(3 + i) for i in range(len(carried))]
+    loop = scf.ForOp(t.x(0), t.x(1), t.x(2), inits + [t.dx_or_zeros(3 + i) for i in active])
+    n = len(carried)
+    with ir.InsertionPoint(loop.body):
+        iterates = list(loop.inner_iter_args)
+        inner, tangents = t.nested()
+        inner.bind(body.arguments[0], loop.induction_variable)
+        inner.bind_all(carried, iterates[:n])
+        for k, i in enumerate(active):
+            tangents.bind(carried[i], iterates[n + k])
+        sweep.emit_block(body, inner, tangents)
+        out = [tangents.get(yielded[i]) for i in active]
+        out = [v if v is not None else vocab.zeros_like(inner[yielded[i]]) for v, i in zip(out, active, strict=True)]
+        scf.YieldOp([inner[v] for v in yielded] + out)
+    results = list(loop.results)
+    t.bind_results(results[:n])
+    for k, i in enumerate(active):
+        t.set(i, results[n + k])
+
+
+@tangent("scf.while", emits_primal=True)
+def _while_tangent(t) -> None:
+    op, sweep = t.operation, t.sweep
+    before, after, condition, forwarded, nexts = _while_parts(op)
+    states = list(before.arguments)
+    active_states = [i for i, a in enumerate(states) if sweep.activity.active(a)]
+    active_results = [j for j, a in enumerate(after.arguments) if sweep.activity.active(a) or sweep.activity.active(op.results[j])]
+    inits = [t.x(i) for i in range(len(states))] + [t.dx_or_zeros(i) for i in active_states]
+    state_types = [a.type for a in states] + [states[i].type for i in active_states]
+    result_types = [r.type for r in op.results] + [op.results[j].type for j in active_results]
+    loop = _new_while(result_types, inits, state_types)
+    head_block, tail_block = loop.regions[0].blocks[0], loop.regions[1].blocks[0]
+    m, p = len(states), len(op.results)
+    with ir.InsertionPoint(head_block):
+        inner, tangents = t.nested()
+        args = list(head_block.arguments)
+        inner.bind_all(states, args[:m])
+        for k, i in enumerate(active_states):
+            tangents.bind(states[i], args[m + k])
+        sweep.emit_block(before, inner, tangents)
+        out = [tangents.get(forwarded[j]) for j in active_results]
+        out = [v if v is not None else vocab.zeros_like(inner[forwarded[j]]) for v, j in zip(out, active_results, strict=True)]
+        scf.ConditionOp(inner[condition.operands[0]], [inner[v] for v in forwarded] + out)
+    with ir.InsertionPoint(tail_block):
+        inner, tangents = t.nested()
+        args = list(tail_block.arguments)
+        inner.bind_all(after.arguments, args[:p])
+        for k, j in enumerate(active_results):
+            tangents.bind(after.arguments[j], args[p + k])
+        sweep.emit_block(after, inner, tangents)
+        out = [tangents.get(nexts[i]) for i in active_states]
+        out = [v if v is not None else vocab.zeros_like(inner[nexts[i]]) for v, i in zip(out, active_states, strict=True)]
+        scf.YieldOp([inner[v] for v in nexts] + out)
+    results = list(loop.results)
+    t.bind_results(results[:p])
+    for k, j in enumerate(active_results):
+        t.set(j, results[p + k])
+
+
+def _branch_tangent(t, make_branch) -> None:
+    op, sweep = t.operation, t.sweep
+    active = [i for i, r in enumerate(op.results) if sweep.activity.active(r)]
+    types = [r.type for r in op.results]
+    branch = make_branch(types + [types[i] for i in active])
+    for region, new_region in zip(op.regions, branch.regions, strict=True):
+        if not len(region.blocks):
+            continue
+        block = region.blocks[0]
+        yielded = list(terminator(block).operands)
+        with ir.InsertionPoint(new_region.blocks[0]):
+            inner, tangents = t.nested()
+            sweep.emit_block(block, inner, tangents)
+            out = [tangents.get(yielded[i]) for i in active]
+            out = [v if v is not None else vocab.zeros_like(inner[yielded[i]]) for v, i in zip(out, active, strict=True)]
+            scf.YieldOp([inner[v] for v in yielded] + out)
+    results = list(branch.results)
+    t.bind_results(results[: len(types)])
+    for k, i in enumerate(active):
+        t.set(i, results[len(types) + k])
+
+
+@tangent("scf.if", emits_primal=True)
+def _if_tangent(t) -> None:
+    _branch_tangent(t, lambda types: scf.IfOp(t.x(0), types, has_else=True).operation)
+
+
+@tangent("scf.index_switch", emits_primal=True)
+def _index_switch_tangent(t) -> None:
+    _branch_tangent(t, lambda types: _new_switch(t.operation, t.x(0), types))
