@@ -1,0 +1,192 @@
+"""The small vocabulary the dlvm rewrite rules share: matchers, shapes, builders.
+
+Rules read as guard-first code over these helpers::
+
+    neg = producer(op.rhs, dlvm.NegOp)
+    if neg is None:
+        return None
+    return dlvm.add(op.lhs, neg.operand)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from mlir import ir
+
+from dlvm_mlir.dialects import dlvm
+
+__all__ = [
+    "BINARY_OPS",
+    "broadcast_shapes",
+    "commuted",
+    "element_type",
+    "is_float",
+    "is_matrix_transpose",
+    "is_splat",
+    "num_elements",
+    "producer",
+    "reduction_kind",
+    "shape",
+    "single_use",
+    "splat_like",
+    "splat_value",
+    "transpose_perm",
+]
+
+BINARY_OPS = (
+    dlvm.AddOp,
+    dlvm.SubOp,
+    dlvm.MulOp,
+    dlvm.DivOp,
+    dlvm.PowOp,
+    dlvm.MinOp,
+    dlvm.MaxOp,
+    dlvm.ModOp,
+    dlvm.FloorDivOp,
+    dlvm.TruncDivOp,
+    dlvm.AndOp,
+    dlvm.OrOp,
+    dlvm.CmpOp,
+)
+"""The elementwise ops with two broadcasting operands (``cmp`` included)."""
+
+
+# --------------------------------------------------------------------------
+# Matchers
+# --------------------------------------------------------------------------
+
+
+def producer(value: ir.Value, *classes: type[ir.OpView]) -> ir.OpView | None:
+    """The op defining ``value`` if it is one of ``classes`` (None for block arguments)."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return None
+    view = owner if isinstance(owner, ir.OpView) else owner.opview
+    return view if isinstance(view, classes) else None
+
+
+def splat_value(value: ir.Value) -> float | int | None:
+    """The element of a splat ``dlvm.constant`` (integers signed, ``true`` is -1), else None."""
+    constant = producer(value, dlvm.ConstantOp)
+    if constant is None or not isinstance(constant.value, ir.DenseElementsAttr):
+        return None
+    attr = ir.DenseElementsAttr(constant.value)
+    if not attr.is_splat:
+        return None
+    element = attr.get_splat_value()
+    if isinstance(element, ir.FloatAttr):
+        return element.value
+    if isinstance(element, ir.IntegerAttr):
+        return element.value
+    return None
+
+
+def is_splat(value: ir.Value, x: float, *, negative_zero: bool | None = None) -> bool:
+    """Whether ``value`` is a splat constant equal to ``x``.
+
+    For ``x == 0`` on floats, ``negative_zero`` selects the sign (None: either).
+    Integer zero matches ``negative_zero=None`` and ``True`` (it is the exact
+    additive identity, like -0.0).
+    """
+    v = splat_value(value)
+    if v is None or v != x:
+        return False
+    if x != 0 or negative_zero is None:
+        return True
+    if not is_float(value):
+        return negative_zero
+    return math.copysign(1.0, v) < 0 if negative_zero else math.copysign(1.0, v) > 0
+
+
+def single_use(value: ir.Value) -> bool:
+    uses = iter(value.uses)
+    return next(uses, None) is not None and next(uses, None) is None
+
+
+def commuted(op: ir.OpView) -> tuple[tuple[ir.Value, ir.Value], tuple[ir.Value, ir.Value]]:
+    """Both operand orders of a commutative binary op."""
+    return (op.lhs, op.rhs), (op.rhs, op.lhs)
+
+
+def reduction_kind(op: ir.OpView) -> dlvm.ReductionKind:
+    return dlvm.ReductionKind(ir.IntegerAttr(op.attributes["kind"]).value)
+
+
+def transpose_perm(op: dlvm.TransposeOp) -> list[int]:
+    """The permutation of a transpose, the default (reversal) made explicit."""
+    rank = len(shape(op.operand))
+    if op.perm is None:
+        return list(range(rank - 1, -1, -1))
+    return list(op.perm)
+
+
+def is_matrix_transpose(value: ir.Value) -> dlvm.TransposeOp | None:
+    """The transpose defining ``value`` if it swaps the two dimensions of a matrix."""
+    t = producer(value, dlvm.TransposeOp)
+    if t is None or len(shape(t.operand)) != 2 or transpose_perm(t) != [1, 0]:
+        return None
+    return t
+
+
+# --------------------------------------------------------------------------
+# Types and shapes
+# --------------------------------------------------------------------------
+
+
+def tensor_type(value: ir.Value) -> ir.RankedTensorType:
+    return ir.RankedTensorType(value.type)
+
+
+def shape(value: ir.Value) -> tuple[int, ...]:
+    return tuple(tensor_type(value).shape)
+
+
+def element_type(value: ir.Value) -> ir.Type:
+    return tensor_type(value).element_type
+
+
+def is_float(value: ir.Value) -> bool:
+    return isinstance(element_type(value), ir.FloatType)
+
+
+def num_elements(dims: Sequence[int]) -> int:
+    return math.prod(dims)
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...] | None:
+    """DLVM broadcasting: rank 0 goes anywhere; else equal ranks, each pair equal or 1."""
+    ranked = [tuple(s) for s in shapes if len(s) > 0]
+    if not ranked:
+        return ()
+    rank = len(ranked[0])
+    if any(len(s) != rank for s in ranked):
+        return None
+    result = []
+    for dims in zip(*ranked):
+        sizes = {d for d in dims if d != 1}
+        if len(sizes) > 1:
+            return None
+        result.append(sizes.pop() if sizes else 1)
+    return tuple(result)
+
+
+# --------------------------------------------------------------------------
+# Builders (call them inside a rule: insertion point and location are set)
+# --------------------------------------------------------------------------
+
+
+def splat_like(like: ir.Value | ir.Type, x: float, *, dims: Sequence[int] | None = None) -> ir.Value:
+    """A splat ``dlvm.constant`` of ``x`` with the element type of ``like``.
+
+    The shape is ``like``'s, or ``dims`` (``()`` for a rank-0 literal).
+    """
+    type_ = like.type if isinstance(like, ir.Value) else like
+    element = ir.RankedTensorType(type_).element_type
+    dims = list(ir.RankedTensorType(type_).shape) if dims is None else list(dims)
+    if isinstance(element, ir.FloatType):
+        attr = ir.FloatAttr.get(element, float(x))
+    else:
+        attr = ir.IntegerAttr.get(element, int(x))
+    return dlvm.constant(ir.DenseElementsAttr.get_splat(ir.RankedTensorType.get(dims, element), attr))
