@@ -466,7 +466,7 @@ def cast(x: ir.Value, elt: ir.Type) -> ir.Value:
     if element_type(x) == elt:
         return x
     if is_tensor(x):
-        return dlvm.cast(x, elt)
+        return dlvm.cast(x, ir.TypeAttr.get(elt))
     wider = ir.FloatType(elt).width > ir.FloatType(element_type(x)).width
     return create("arith.extf" if wider else "arith.truncf", [elt], [x])
 

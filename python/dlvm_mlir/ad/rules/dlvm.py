@@ -445,9 +445,10 @@ class _ScanJacobian:
         self.n = vocab.shape(x)[dim]
         xm, ym = self.move(x), self.move(y)
         elt = vocab.element_type(x)
-        lower = _constant(np.tril(np.ones((self.n, self.n))), elt)  # [i, j] = [j <= i]
+        lead = (1,) * (self.rank - 1)  # constants broadcast over the other dimensions
+        lower = _constant(np.tril(np.ones((self.n, self.n))).reshape(lead + (self.n, self.n)), elt)  # [i, j] = [j <= i]
         if kind == "mul":
-            eye = _constant(np.eye(self.n), ir.IntegerType.get_signless(1))
+            eye = _constant(np.eye(self.n).reshape(lead + (self.n, self.n)), ir.IntegerType.get_signless(1))
             # Z[j, k] = 1 if k == j else x_k; C[j, i] = prod_{k <= i, k != j} x_k
             z = select(eye, 1.0, vocab.pad_shape(xm, self.axis))
             c = vocab.scan("mul", z, self.axis + 1)
