@@ -32,6 +32,7 @@ __all__ = [
     "single_use",
     "splat_like",
     "splat_value",
+    "transpose",
     "transpose_perm",
 ]
 
@@ -190,3 +191,11 @@ def splat_like(like: ir.Value | ir.Type, x: float, *, dims: Sequence[int] | None
     else:
         attr = ir.IntegerAttr.get(element, int(x))
     return dlvm.constant(ir.DenseElementsAttr.get_splat(ir.RankedTensorType.get(dims, element), attr))
+
+
+def transpose(value: ir.Value, perm: Sequence[int]) -> ir.Value:
+    """``dlvm.transpose`` by ``perm``, written without ``perm`` when it is the default reversal."""
+    perm = list(perm)
+    if perm == list(range(len(perm) - 1, -1, -1)):
+        return dlvm.transpose(value)
+    return dlvm.transpose(value, perm=perm)

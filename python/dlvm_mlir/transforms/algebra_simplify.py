@@ -76,6 +76,7 @@ from dlvm_mlir.transforms._patterns import (
     shape,
     single_use,
     splat_like,
+    transpose,
     transpose_perm,
 )
 
@@ -690,7 +691,7 @@ def transpose_of_transpose(op: dlvm.TransposeOp) -> ir.Value | None:
     composed = [p[i] for i in q]
     if composed == sorted(composed):
         return None
-    return dlvm.transpose(inner.operand, perm=composed)
+    return transpose(inner.operand, composed)
 
 
 @_rule(
