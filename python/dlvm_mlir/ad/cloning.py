@@ -85,11 +85,12 @@ def body_ops(block: ir.Block) -> list[ir.Operation]:
 def defined_inside(op: ir.Operation) -> set[ir.Value]:
     """Block arguments and results defined within ``op``'s regions."""
     values: set[ir.Value] = set()
-    for region in op.regions:
-        for block in region.blocks:
-            values.update(block.arguments)
-    for nested in walk_ops(op):
-        values.update(nested.results)
+    for holder in [op, *walk_ops(op)]:
+        if holder is not op:
+            values.update(holder.results)
+        for region in holder.regions:
+            for block in region.blocks:
+                values.update(block.arguments)
     return values
 
 

@@ -194,10 +194,10 @@ def _for_adjoint(r) -> None:
         ]
         scf.YieldOp(carried_adjoints + [adjoints.get(v) for v in free])
     results = list(loop.results)
-    for k, i in enumerate(active):
-        r.accumulate(3 + i, results[k])
     for k, v in enumerate(free):
         r.adjoints.set(v, results[len(active) + k])
+    for k, i in enumerate(active):
+        r.accumulate(3 + i, results[k])
 
 
 # --------------------------------------------------------------------------
@@ -307,10 +307,10 @@ def _while_adjoint(r) -> None:
         ]
         scf.YieldOp(state_adjoints + [head_adjoints.get(v) for v in free])
     results = list(loop.results)
-    for k, i in enumerate(active):
-        r.accumulate(i, results[k])
     for k, v in enumerate(free):
         r.adjoints.set(v, results[len(active) + k])
+    for k, i in enumerate(active):
+        r.accumulate(i, results[k])
 
 
 # --------------------------------------------------------------------------
