@@ -19,6 +19,9 @@ from dlvm_mlir.dialects import dlvm
 
 __all__ = [
     "BINARY_OPS",
+    "BROADCASTING_OPS",
+    "keeps_result_shape",
+    "with_operands",
     "broadcast_shapes",
     "commuted",
     "element_type",
@@ -53,6 +56,9 @@ BINARY_OPS = (
 )
 """The elementwise ops with two broadcasting operands (``cmp`` included)."""
 
+BROADCASTING_OPS = (*BINARY_OPS, dlvm.SelectOp)
+"""Elementwise ops whose operands all broadcast to the result: BINARY_OPS and ``select``."""
+
 
 # --------------------------------------------------------------------------
 # Matchers
@@ -81,6 +87,8 @@ def splat_value(value: ir.Value) -> float | int | None:
         return element.value
     if isinstance(element, ir.IntegerAttr):
         return element.value
+    if isinstance(element, ir.BoolAttr):
+        return -1 if element.value else 0
     return None
 
 
@@ -173,6 +181,12 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...] | None:
     return tuple(result)
 
 
+def keeps_result_shape(op: ir.OpView, replaced: dict[int, Sequence[int]]) -> bool:
+    """Whether a broadcasting op still has its result shape with operand ``i`` of shape ``replaced[i]``."""
+    shapes = [replaced.get(i, shape(v)) for i, v in enumerate(op.operands)]
+    return broadcast_shapes(*shapes) == shape(op.result)
+
+
 # --------------------------------------------------------------------------
 # Builders (call them inside a rule: insertion point and location are set)
 # --------------------------------------------------------------------------
@@ -188,9 +202,19 @@ def splat_like(like: ir.Value | ir.Type, x: float, *, dims: Sequence[int] | None
     dims = list(ir.RankedTensorType(type_).shape) if dims is None else list(dims)
     if isinstance(element, ir.FloatType):
         attr = ir.FloatAttr.get(element, float(x))
+    elif element.width == 1:
+        attr = ir.IntegerAttr.get(element, int(x != 0))
     else:
         attr = ir.IntegerAttr.get(element, int(x))
     return dlvm.constant(ir.DenseElementsAttr.get_splat(ir.RankedTensorType.get(dims, element), attr))
+
+
+def with_operands(op: ir.OpView, operands: dict[int, ir.Value]) -> ir.Value:
+    """A copy of single-result ``op`` (same attributes and result type) with some operands replaced."""
+    copy = op.operation.clone()
+    for index, value in operands.items():
+        copy.operands[index] = value
+    return copy.result
 
 
 def transpose(value: ir.Value, perm: Sequence[int]) -> ir.Value:

@@ -42,6 +42,7 @@ x / (y/z) -> (x*z) / y                      unsafe       reassociation
 x * (1/y) -> x / y                          refining     one rounding instead of two
 transpose(transpose(A, p), q) -> one        exact        (identity case: C++ folder)
 broadcast_to(broadcast_to x) -> one         exact
+op(x, broadcast_to y) -> op(x, y)           exact        when the op broadcasts y the same way
 reduce(broadcast_to x) -> scaled reduce(x)  refining     n*v instead of v+...+v
 transpose(dot(a, b)) -> dot(bT, aT)         exact        when it removes transposes
 dot(aT, bT) -> transpose(dot(b, a))         exact        when both transposes die
@@ -67,10 +68,12 @@ from dlvm_mlir.dialects import dlvm
 from dlvm_mlir.passes import ModulePass, Option, PassError, register_pass
 from dlvm_mlir.rewrites import Exactness, allowed_exactness, apply_rules, rewrite_rule, rule_set
 from dlvm_mlir.transforms._patterns import (
+    BROADCASTING_OPS,
     commuted,
     is_float,
     is_matrix_transpose,
     is_splat,
+    keeps_result_shape,
     producer,
     reduction_kind,
     shape,
@@ -78,6 +81,7 @@ from dlvm_mlir.transforms._patterns import (
     splat_like,
     transpose,
     transpose_perm,
+    with_operands,
 )
 
 RULE_SET = "algebra-simplify"
@@ -710,6 +714,34 @@ def broadcast_of_broadcast(op: dlvm.BroadcastToOp) -> ir.Value | None:
     if inner is None:
         return None
     return dlvm.broadcast_to(inner.operand, list(shape(op.result)))
+
+
+@_rule(
+    *BROADCASTING_OPS,
+    exactness=EXACT,
+    sample="""
+func.func @sample(%x: tensor<4x3xf32>, %y: tensor<1x3xf32>, %s: tensor<f32>) -> tensor<4x3xf32> {
+  %b = dlvm.broadcast_to %y to [4, 3] : tensor<1x3xf32>
+  %t = dlvm.broadcast_to %s to [4, 3] : tensor<f32>
+  %m = dlvm.mul %x, %b : tensor<4x3xf32>, tensor<4x3xf32>
+  %r = dlvm.sub %t, %m : tensor<4x3xf32>, tensor<4x3xf32>
+  return %r : tensor<4x3xf32>
+}""",
+)
+def implicit_broadcast(op: ir.OpView) -> ir.Value | None:
+    """op(x, broadcast_to(y)) -> op(x, y) when the op's own broadcasting gives the same result."""
+    operands = list(op.operands)
+    sources: dict[int, ir.Value] = {}
+    for index, operand in enumerate(operands):
+        b = producer(operand, dlvm.BroadcastToOp)
+        if b is None:
+            continue
+        shapes = {i: shape(v) for i, v in sources.items()}
+        if keeps_result_shape(op, {**shapes, index: shape(b.operand)}):
+            sources[index] = b.operand
+    if not sources:
+        return None
+    return with_operands(op, sources)
 
 
 _SUMMARIZING = (dlvm.ReductionKind.add, dlvm.ReductionKind.mean, dlvm.ReductionKind.max, dlvm.ReductionKind.min)
