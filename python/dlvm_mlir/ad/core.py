@@ -208,16 +208,20 @@ def append_entry_block(fn: ir.Operation) -> ir.Block:
 def activity_notes(activity: Activity, primal: ir.Operation, value: ir.Value) -> list[tuple[ir.Location | None, str]]:
     """Notes tracing how ``value`` came to depend on a differentiated argument."""
     chain = activity.explain(value)
-    if not chain:
+    if not chain or chain[0].op is not None:
         return []
     name = ir.StringAttr(primal.attributes["sym_name"]).value
-    notes: list[tuple[ir.Location | None, str]] = []
-    root = chain[0]
-    if root.op is None:
-        index = ir.BlockArgument(root.value).arg_number
-        notes.append((primal.location, f"active because it depends on argument #{index} of @{name}"))
-    path = " -> ".join(f"'{step.op.name}'" for step in chain if step.op is not None)
-    if path:
-        where = describe_location(chain[-1].op.location) if chain[-1].op is not None else ""
-        notes.append((chain[-1].op.location if chain[-1].op is not None else None, f"through {path}{' (ending at ' + where + ')' if where else ''}"))
+    index = ir.BlockArgument(chain[0].value).arg_number
+    notes: list[tuple[ir.Location | None, str]] = [
+        (primal.location, f"it is active: it depends on argument #{index} of @{name}")
+    ]
+    steps = [step.op for step in chain[1:-1] if step.op is not None]
+    if steps:
+        path = " -> ".join(_describe_op(op) for op in steps)
+        notes.append((steps[0].location, f"through {path}"))
     return notes
+
+
+def _describe_op(op: ir.Operation) -> str:
+    where = describe_location(op.location)
+    return f"'{op.name}'" + (f" ({where})" if where else "")

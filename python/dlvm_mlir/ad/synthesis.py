@@ -23,7 +23,7 @@ from mlir.dialects import func
 from mlir.passmanager import PassManager
 
 from dlvm_mlir.ad.cloning import walk_ops
-from dlvm_mlir.ad.core import ReverseSweep, function_type
+from dlvm_mlir.ad.core import ReverseSweep, append_entry_block, function_type
 from dlvm_mlir.ad.errors import DifferentiationError
 from dlvm_mlir.dialects.dlvm import DerivativeDecl
 
@@ -102,7 +102,18 @@ class Synthesizer:
 
         primal = self.primal(decl.of, fn)
         sweep = ReverseSweep(self, primal, decl) if decl.kind == "gradient" else ForwardSweep(self, primal, decl)
-        sweep.synthesize(fn)
+        # Build into a scratch copy: if a rule rejects the input, erasing the
+        # copy leaves the module as it was (the declaration stays body-less).
+        scratch = fn.clone(ip=ir.InsertionPoint.after(fn))
+        scratch.attributes["sym_name"] = ir.StringAttr.get(self._fresh_name(f"{_name(fn)}__building"))
+        del scratch.attributes[decl.attr_name]
+        try:
+            sweep.synthesize(scratch)
+        except BaseException:
+            scratch.erase()
+            raise
+        _move_body(scratch, fn)
+        scratch.erase()
         attrs = fn.attributes
         attrs[DERIVATIVE_OF_ATTR] = attrs[decl.attr_name]
         del attrs[decl.attr_name]
@@ -189,6 +200,18 @@ class Synthesizer:
 
     def _functions(self) -> list[ir.Operation]:
         return [op.operation for op in self.body.operations if op.operation.name == "func.func"]
+
+
+def _move_body(source: ir.Operation, target: ir.Operation) -> None:
+    """Move the body of ``source`` into the body-less ``target`` (same function type)."""
+    entry = append_entry_block(target)
+    old_entry = source.regions[0].blocks[0]
+    for old, new in zip(old_entry.arguments, entry.arguments, strict=True):
+        old.replace_all_uses_with(new)
+    insert = ir.InsertionPoint(entry)
+    for op in list(old_entry.operations):
+        op.operation.detach_from_parent()
+        insert.insert(op.operation)
 
 
 def _name(fn: ir.Operation) -> str:
