@@ -23,4 +23,16 @@ def make_context() -> _ir.Context:
     return ctx
 
 
-__all__ = ["make_context"]
+_REWRITES_API = ("rewrite_rule", "validate_rule", "apply_rules", "Exactness")
+
+
+def __getattr__(name: str) -> object:
+    """``dlvm_mlir.rewrite_rule`` etc.: the rewrite-rule API of :mod:`dlvm_mlir.rewrites`."""
+    if name in _REWRITES_API:
+        from . import rewrites
+
+        return getattr(rewrites, name)
+    raise AttributeError(f"module 'dlvm_mlir' has no attribute '{name}'")
+
+
+__all__ = ["make_context", *_REWRITES_API]
