@@ -21,6 +21,7 @@ __all__ = [
     "BINARY_OPS",
     "BROADCASTING_OPS",
     "keeps_result_shape",
+    "rebuilt",
     "with_operands",
     "broadcast_shapes",
     "commuted",
@@ -215,6 +216,12 @@ def with_operands(op: ir.OpView, operands: dict[int, ir.Value]) -> ir.Value:
     for index, value in operands.items():
         copy.operands[index] = value
     return copy.result
+
+
+def rebuilt(op: ir.OpView, operands: Sequence[ir.Value], result_type: ir.Type) -> ir.Value:
+    """A new op like single-result ``op`` (same name and attributes) on other operands and result type."""
+    attributes = {name: op.attributes[name] for name in op.attributes}
+    return ir.Operation.create(op.name, results=[result_type], operands=list(operands), attributes=attributes).result
 
 
 def transpose(value: ir.Value, perm: Sequence[int]) -> ir.Value:

@@ -40,12 +40,14 @@ x / y^z -> x * y^-z                         unsafe
 (x/y) / z -> x / (y*z)                      unsafe       reassociation
 x / (y/z) -> (x*z) / y                      unsafe       reassociation
 x * (1/y) -> x / y                          refining     one rounding instead of two
+x / 2^k -> x * 2^-k                         exact        the reciprocal of 2^k is exact
 transpose(transpose(A, p), q) -> one        exact        (identity case: C++ folder)
 broadcast_to(broadcast_to x) -> one         exact
 op(x, broadcast_to y) -> op(x, y)           exact        when the op broadcasts y the same way
 reduce(broadcast_to x) -> scaled reduce(x)  refining     n*v instead of v+...+v
-transpose(dot(a, b)) -> dot(bT, aT)         exact        when it removes transposes
-dot(aT, bT) -> transpose(dot(b, a))         exact        when both transposes die
+transpose(dot(a, b)) -> dot(bT, aT)         exact        when fewer elements get transposed
+dot(aT, bT) -> transpose(dot(b, a))         exact        likewise (both transposes die)
+op(aT, bT) -> transpose(op(a, b))           exact        elementwise, same shapes, both die
 a - (-b) -> a + b, a + (-b) -> a - b        exact
 (-a) * (-b) -> a * b                        exact
 (-a) / (-b) -> a / b (float)                exact
@@ -68,17 +70,23 @@ from dlvm_mlir.dialects import dlvm
 from dlvm_mlir.passes import ModulePass, Option, PassError, register_pass
 from dlvm_mlir.rewrites import Exactness, allowed_exactness, apply_rules, rewrite_rule, rule_set
 from dlvm_mlir.transforms._patterns import (
+    BINARY_OPS,
     BROADCASTING_OPS,
     commuted,
+    element_type,
     is_float,
     is_matrix_transpose,
     is_splat,
     keeps_result_shape,
+    num_elements,
     producer,
+    rebuilt,
     reduction_kind,
     shape,
     single_use,
     splat_like,
+    splat_value,
+    tensor_type,
     transpose,
     transpose_perm,
     with_operands,
@@ -494,6 +502,31 @@ def mul_reciprocal(op: dlvm.MulOp) -> ir.Value | None:
     return None
 
 
+@_rule(
+    dlvm.DivOp,
+    exactness=EXACT,
+    sample=_binary_sample("div", "tensor<4xf32>", "tensor<f32>", "tensor<4xf32>", "-32.0", "tensor<f32>"),
+)
+def div_by_power_of_two(op: dlvm.DivOp) -> ir.Value | None:
+    """x / 2^k -> x * 2^-k (floats): the reciprocal is exact, so both round the same value."""
+    c = splat_value(op.rhs)
+    if c is None or not is_float(op.rhs) or c == 0 or not math.isfinite(c):
+        return None
+    if math.frexp(abs(c))[0] != 0.5 or not _is_normal(1.0 / c, element_type(op.rhs)):
+        return None
+    return dlvm.mul(op.lhs, splat_like(op.rhs, 1.0 / c, dims=shape(op.rhs)))
+
+
+_EXPONENT_BITS = {"f16": 5, "bf16": 8, "f32": 8, "f64": 11}
+
+
+def _is_normal(x: float, element: ir.Type) -> bool:
+    """Whether the power of two ``x`` is a normal number of float type ``element``."""
+    bias = 2 ** (_EXPONENT_BITS[str(element)] - 1) - 1
+    exponent = math.frexp(abs(x))[1] - 1
+    return 1 - bias <= exponent <= bias
+
+
 # --------------------------------------------------------------------------
 # Quotients (floats; reassociation)
 # --------------------------------------------------------------------------
@@ -786,6 +819,41 @@ def reduce_of_broadcast(op: dlvm.ReduceOp) -> ir.Value | None:
     return dlvm.mul(reduced, splat_like(reduced, repeats, dims=()))
 
 
+@_rule(
+    *BINARY_OPS,
+    exactness=EXACT,
+    sample="""
+func.func @sample(%a: tensor<2x3x4xf32>, %b: tensor<2x3x4xf32>) -> (tensor<4x2x3xf32>, tensor<4x2x3xi1>) {
+  %at = dlvm.transpose %a perm [2, 0, 1] : tensor<2x3x4xf32>
+  %bt = dlvm.transpose %b perm [2, 0, 1] : tensor<2x3x4xf32>
+  %r = dlvm.sub %at, %bt : tensor<4x2x3xf32>, tensor<4x2x3xf32>
+  %at2 = dlvm.transpose %a perm [2, 0, 1] : tensor<2x3x4xf32>
+  %bt2 = dlvm.transpose %b perm [2, 0, 1] : tensor<2x3x4xf32>
+  %c = dlvm.cmp lt, %at2, %bt2 : tensor<4x2x3xf32>, tensor<4x2x3xf32>
+  return %r, %c : tensor<4x2x3xf32>, tensor<4x2x3xi1>
+}""",
+)
+def binary_of_transposes(op: ir.OpView) -> ir.Value | None:
+    """op(transpose(a, p), transpose(b, p)) -> transpose(op(a, b), p) (two transposes become one)."""
+    ta, tb = producer(op.lhs, dlvm.TransposeOp), producer(op.rhs, dlvm.TransposeOp)
+    if ta is None or tb is None or ta.operand.type != tb.operand.type:
+        return None
+    if not (single_use(op.lhs) and single_use(op.rhs)) or transpose_perm(ta) != transpose_perm(tb):
+        return None
+    element = tensor_type(op.result).element_type
+    inner = rebuilt(op, [ta.operand, tb.operand], ir.RankedTensorType.get(shape(ta.operand), element))
+    return transpose(inner, transpose_perm(ta))
+
+
+def _size(value: ir.Value) -> int:
+    return num_elements(shape(value))
+
+
+def _dies_with_transpose(value: ir.Value) -> bool:
+    """Whether ``value`` is a matrix transpose used once (a rewrite of its user removes it)."""
+    return is_matrix_transpose(value) is not None and single_use(value)
+
+
 def _transposed(value: ir.Value) -> ir.Value:
     """The transpose of a matrix, reusing the operand of a transpose that made it."""
     t = is_matrix_transpose(value)
@@ -804,15 +872,14 @@ func.func @sample(%a: tensor<3x2xf32>, %b: tensor<3x4xf32>) -> tensor<4x2xf32> {
 }""",
 )
 def transpose_of_dot(op: dlvm.TransposeOp) -> ir.Value | None:
-    """transpose(dot(a, b)) -> dot(transpose(b), transpose(a)) when that removes transposes."""
+    """transpose(dot(a, b)) -> dot(transpose(b), transpose(a)) when fewer elements get transposed."""
     d = producer(op.operand, dlvm.DotOp)
     if d is None or transpose_perm(op) != [1, 0] or not single_use(d.result):
         return None
     if len(shape(d.lhs)) != 2 or len(shape(d.rhs)) != 2:
         return None
-    ta, tb = is_matrix_transpose(d.lhs), is_matrix_transpose(d.rhs)
-    removed = 1 + (ta is not None and single_use(d.lhs)) + (tb is not None and single_use(d.rhs))
-    added = (ta is None) + (tb is None)
+    removed = _size(op.result) + sum(_size(v) for v in (d.lhs, d.rhs) if _dies_with_transpose(v))
+    added = sum(_size(v) for v in (d.lhs, d.rhs) if is_matrix_transpose(v) is None)
     if added >= removed:
         return None
     return dlvm.dot(_transposed(d.rhs), _transposed(d.lhs))
@@ -830,9 +897,11 @@ func.func @sample(%a: tensor<3x2xf32>, %b: tensor<4x3xf32>) -> tensor<2x4xf32> {
 }""",
 )
 def dot_of_transposes(op: dlvm.DotOp) -> ir.Value | None:
-    """dot(transpose(a), transpose(b)) -> transpose(dot(b, a)) (two transposes become one)."""
+    """dot(transpose(a), transpose(b)) -> transpose(dot(b, a)) when the product is the smaller transpose."""
     ta, tb = is_matrix_transpose(op.lhs), is_matrix_transpose(op.rhs)
     if ta is None or tb is None or not (single_use(op.lhs) and single_use(op.rhs)):
+        return None
+    if _size(op.result) >= _size(op.lhs) + _size(op.rhs):
         return None
     return dlvm.transpose(dlvm.dot(tb.operand, ta.operand))
 
