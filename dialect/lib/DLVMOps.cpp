@@ -1075,15 +1075,19 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
     (void)fromF;
     return {};
   }
+  // Integers are signed, except i1, which converts as 0 or 1.
   APInt v = attr.getSplatValue<APInt>();
+  bool isBool = v.getBitWidth() == 1;
   if (auto toI = dyn_cast<IntegerType>(to)) {
     if (toI.getWidth() == 1)
       return DenseElementsAttr::get(type, APInt(1, !v.isZero()));
-    return DenseElementsAttr::get(type, v.sextOrTrunc(toI.getWidth()));
+    return DenseElementsAttr::get(type, isBool ? v.zext(toI.getWidth())
+                                               : v.sextOrTrunc(toI.getWidth()));
   }
   if (auto toF = dyn_cast<FloatType>(to))
     return DenseElementsAttr::get(
-        type, fromDouble((double)v.getSExtValue(), toF.getFloatSemantics()));
+        type, fromDouble(isBool ? (double)v.getZExtValue() : (double)v.getSExtValue(),
+                         toF.getFloatSemantics()));
   return {};
 }
 

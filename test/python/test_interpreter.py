@@ -495,9 +495,9 @@ def test_cast():
                                   [44, -1, 127])
     np.testing.assert_array_equal(run_op(f"dlvm.cast %a0 to f32 : {tt(i)}", [i], ttype((3,))), [300, -1, 127])
     b = np.array([True, False])
-    # i1 is a signed 1-bit integer: true extends to -1 (as the dlvm folder and LLVM sext/sitofp do)
-    np.testing.assert_array_equal(run_op(f"dlvm.cast %a0 to f32 : {tt(b)}", [b], ttype((2,))), [-1.0, 0.0])
-    np.testing.assert_array_equal(run_op(f"dlvm.cast %a0 to i32 : {tt(b)}", [b], ttype((2,), "i32")), [-1, 0])
+    # cast from i1 converts true to 1 (zero extension), as the dlvm folder does
+    np.testing.assert_array_equal(run_op(f"dlvm.cast %a0 to f32 : {tt(b)}", [b], ttype((2,))), [1.0, 0.0])
+    np.testing.assert_array_equal(run_op(f"dlvm.cast %a0 to i32 : {tt(b)}", [b], ttype((2,), "i32")), [1, 0])
 
 
 def test_bitcast():

@@ -483,7 +483,7 @@ def DLVM_CastOp : DLVM_Op<"cast", [Pure, Elementwise,
   let description = [{
     Float to float rounds or extends, float to integer truncates toward zero,
     integer to float converts signed values, integer to integer extends
-    (signed) or truncates; to `i1` compares with zero.
+    (signed) or truncates; to `i1` compares with zero; from `i1`, true is 1.
 
     ```mlir
     %h = dlvm.cast %x to f16 : tensor<4xf32>

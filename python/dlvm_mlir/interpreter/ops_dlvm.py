@@ -532,6 +532,8 @@ def cast_array(x, src, dst):
     """``dlvm.cast`` of ``x`` from ElementInfo ``src`` to ``dst`` (storage in, storage out)."""
     if dst.is_bool:
         return x != 0
+    if src.is_bool:
+        return np.asarray(x, dtype=bool).astype(dst.dtype)
     if dst.bf16 and x.dtype == np.float64:
         return round_bf16_from_f64(x)
     if src.is_float and not dst.is_float:
