@@ -298,9 +298,12 @@ struct FloatMath {
   Value select(Value cond, Value x, Value y) const {
     return arith::SelectOp::create(b, loc, cond, x, y);
   }
-  /// x - floor(x), in [0, 1): exact, so sin(pi*x) and tan(pi*x) stay accurate
-  /// for large |x|.
-  Value frac(Value x) const { return sub(x, floor(x)); }
+  /// x - rint(x), in [-0.5, 0.5]: computed exactly, and sin(pi*x) and
+  /// tan(pi*x) have period 1 (up to sign for sin), so evaluating them on the
+  /// reduced argument keeps full accuracy for large |x| and near integers.
+  Value reduceHalf(Value x) const {
+    return sub(x, math::RoundEvenOp::create(b, loc, x));
+  }
 };
 
 /// Special functions are evaluated in f32 for f16/bf16/f32 and in f64 for f64.
@@ -355,7 +358,7 @@ Value emitLgamma(OpBuilder &b, Location loc, Value x) {
   Value reflect = m.lt(x, m.c(0.5));
   Value xr = m.select(reflect, m.sub(m.c(1.0), x), x);
   Value lg = lanczosLgamma(m, xr);
-  Value sinPiX = m.abs(m.sin(m.mul(m.c(M_PI), m.frac(x))));
+  Value sinPiX = m.abs(m.sin(m.mul(m.c(M_PI), m.reduceHalf(x))));
   Value reflected = m.sub(m.sub(m.c(1.1447298858494002), m.log(sinPiX)), lg);
   Value r = m.select(reflect, reflected, lg);
   Value isInf = m.cmp(arith::CmpFPredicate::OEQ, m.abs(x), m.c(INFINITY));
@@ -394,7 +397,7 @@ Value emitDigamma(OpBuilder &b, Location loc, Value x) {
   poly = m.sub(m.c(1.0 / 12.0), m.mul(f, poly));
   Value series = m.sub(m.sub(m.log(y), m.div(m.c(0.5), y)), m.mul(f, poly));
   Value psi = m.sub(series, acc);
-  Value cot = m.div(m.c(M_PI), m.tan(m.mul(m.c(M_PI), m.frac(x))));
+  Value cot = m.div(m.c(M_PI), m.tan(m.mul(m.c(M_PI), m.reduceHalf(x))));
   Value r = m.select(reflect, m.sub(psi, cot), psi);
   Value pole = arith::AndIOp::create(
       b, loc, m.cmp(arith::CmpFPredicate::OLE, x, m.c(0.0)),
