@@ -1,11 +1,15 @@
 //===- DLVMPlugin.cpp - plugin for the stock mlir-opt ---------------------===//
 //
 // `mlir-opt --load-dialect-plugin=libDLVMPlugin.so` parses, prints, verifies
-// and canonicalizes dlvm IR.
+// and canonicalizes dlvm IR. The same library is a pass plugin:
+// `--load-pass-plugin=libDLVMPlugin.so` adds the dlvm C++ passes
+// (`--dlvm-to-linalg`).
 //
 //===----------------------------------------------------------------------===//
 #include "dlvm/DLVMOps.h"
+#include "dlvm/Passes.h"
 #include "mlir/Tools/Plugins/DialectPlugin.h"
+#include "mlir/Tools/Plugins/PassPlugin.h"
 #include "llvm/Config/llvm-config.h"
 
 extern "C" LLVM_ATTRIBUTE_WEAK mlir::DialectPluginLibraryInfo
@@ -14,4 +18,10 @@ mlirGetDialectPluginInfo() {
           [](mlir::DialectRegistry *registry) {
             registry->insert<mlir::dlvm::DLVMDialect>();
           }};
+}
+
+extern "C" LLVM_ATTRIBUTE_WEAK mlir::PassPluginLibraryInfo
+mlirGetPassPluginInfo() {
+  return {MLIR_PLUGIN_API_VERSION, "DLVMPasses", LLVM_VERSION_STRING,
+          []() { mlir::dlvm::registerDLVMPasses(); }};
 }

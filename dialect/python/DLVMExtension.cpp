@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "dlvm-c/Attributes.h"
 #include "dlvm-c/Dialect.h"
+#include "dlvm-c/Passes.h"
 
 #include "mlir/Bindings/Python/NanobindAdaptors.h"
 #include "mlir-c/BuiltinTypes.h"
@@ -90,4 +91,11 @@ NB_MODULE(_dlvm, m) {
       },
       nb::arg("attr"), nb::arg("primal_type"),
       "The FunctionType a declaration must have, given its primal's type.");
+
+  // Through the C entry point: this file is compiled with RTTI, MLIR's C++
+  // without (see dlvm-c/Passes.h).
+  m.def(
+      "register_passes", []() { dlvmRegisterPasses(); },
+      "Registers the dlvm C++ passes (dlvm-to-linalg) with MLIR's global pass "
+      "registry, so textual pipelines (PassManager.parse) can name them.");
 }

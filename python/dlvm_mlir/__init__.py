@@ -13,6 +13,7 @@ from mlir.dialects._ods_common import _cext as _ods_cext
 from . import _dlvm
 
 _dlvm.register_dialect(_get_dialect_registry())
+_dlvm.register_passes()
 _ods_cext.globals.append_dialect_search_prefix("dlvm_mlir.dialects")
 
 

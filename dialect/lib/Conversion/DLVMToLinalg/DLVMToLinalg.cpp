@@ -1,0 +1,1683 @@
+//===- DLVMToLinalg.cpp - lower dlvm to linalg-on-tensors -----------------===//
+//
+// Rewrites every dlvm op into linalg, tensor, arith, math and scf ops on
+// statically shaped tensors, ready for one-shot bufferization and the
+// upstream CPU/GPU lowerings.
+//
+// Conventions used throughout:
+// - Destination tensors are `tensor.empty` (filled with `linalg.fill` when an
+//   op accumulates into them).
+// - DLVM broadcasting (rank-0 operands, or size-1 dimensions facing larger
+//   ones) is expressed in linalg.generic indexing maps: a broadcast dimension
+//   reads index 0, a rank-0 operand has the empty map.
+// - Float semantics follow IEEE with NaN propagation (min/max use
+//   arith.minimumf/maximumf). Integers are signed, except i1 which is treated
+//   as a boolean (false < true; max/min are or/and; it converts to 0/1).
+// - Integer division never traps: x / 0 is 0 and MIN / -1 wraps to MIN. Plain
+//   arith.divsi is undefined for those inputs and raises SIGFPE on x86, which
+//   would kill the host (Python) process.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dlvm/Conversion/DLVMToLinalg.h"
+#include "dlvm/DLVMOps.h"
+#include "dlvm/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
+
+namespace mlir::dlvm {
+#define GEN_PASS_DEF_DLVMTOLINALG
+#include "dlvm/Passes.h.inc"
+} // namespace mlir::dlvm
+
+using namespace mlir;
+using namespace mlir::dlvm;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Small helpers
+//===----------------------------------------------------------------------===//
+
+RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+bool isStaticTensor(Type t) {
+  auto rt = dyn_cast<RankedTensorType>(t);
+  return rt && rt.hasStaticShape();
+}
+
+/// True if every operand and result of `op` is a statically shaped tensor:
+/// the only form the patterns handle.
+bool hasStaticTensorTypes(Operation *op) {
+  return llvm::all_of(op->getOperandTypes(), isStaticTensor) &&
+         llvm::all_of(op->getResultTypes(), isStaticTensor);
+}
+
+Value floatConst(OpBuilder &b, Location loc, Type t, double v) {
+  return arith::ConstantOp::create(b, loc, b.getFloatAttr(t, v));
+}
+
+/// An integer constant of type `t`, `v` truncated (or sign-extended) to its
+/// width: intConst(i1, -1) is true.
+Value intConst(OpBuilder &b, Location loc, Type t, int64_t v) {
+  unsigned width = cast<IntegerType>(t).getWidth();
+  return arith::ConstantOp::create(
+      b, loc,
+      IntegerAttr::get(t, APInt(width, static_cast<uint64_t>(v),
+                                /*isSigned=*/true, /*implicitTrunc=*/true)));
+}
+
+Value zeroConst(OpBuilder &b, Location loc, Type t) {
+  return arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(t)));
+}
+
+Value indexConst(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+Value emptyTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                  Type elementType) {
+  return tensor::EmptyOp::create(b, loc, shape, elementType);
+}
+
+/// A tensor of `type` with every element equal to `scalar`.
+Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
+                   Value scalar) {
+  Value empty = emptyTensor(b, loc, type.getShape(), type.getElementType());
+  return linalg::FillOp::create(b, loc, ValueRange{scalar}, ValueRange{empty})
+      .getResult(0);
+}
+
+Value zeroTensor(OpBuilder &b, Location loc, RankedTensorType type) {
+  return filledTensor(b, loc, type, zeroConst(b, loc, type.getElementType()));
+}
+
+SmallVector<OpFoldResult> indexAttrs(OpBuilder &b, ArrayRef<int64_t> values) {
+  return llvm::map_to_vector(values, [&](int64_t v) -> OpFoldResult {
+    return b.getIndexAttr(v);
+  });
+}
+
+SmallVector<utils::IteratorType> parallelIterators(unsigned n) {
+  return SmallVector<utils::IteratorType>(n, utils::IteratorType::parallel);
+}
+
+/// Indexing map that reads `operandType` at the iteration point of a loop
+/// nest over `shape` with DLVM broadcasting: a rank-0 operand has the empty
+/// map; a size-1 dimension facing a larger one always reads index 0.
+AffineMap broadcastingMap(RankedTensorType operandType,
+                          ArrayRef<int64_t> shape, MLIRContext *ctx) {
+  unsigned rank = shape.size();
+  if (operandType.getRank() == 0)
+    return AffineMap::get(rank, 0, ctx);
+  SmallVector<AffineExpr> exprs;
+  for (unsigned d = 0; d < rank; ++d)
+    exprs.push_back(operandType.getDimSize(d) == 1 && shape[d] != 1
+                        ? getAffineConstantExpr(0, ctx)
+                        : getAffineDimExpr(d, ctx));
+  return AffineMap::get(rank, 0, exprs, ctx);
+}
+
+/// The map (d0, ..., d{rank-1}) -> (all d except those in `dropped`): reads a
+/// reduced tensor from the loop nest of the unreduced one.
+AffineMap dropDimsMap(unsigned rank, ArrayRef<int64_t> dropped,
+                      MLIRContext *ctx) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned d = 0; d < rank; ++d)
+    if (!llvm::is_contained(dropped, d))
+      exprs.push_back(getAffineDimExpr(d, ctx));
+  return AffineMap::get(rank, 0, exprs, ctx);
+}
+
+using ScalarBodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
+
+/// Builds a parallel linalg.generic producing `resultType` from `inputs`
+/// (broadcast with DLVM's rules); `body` maps the input elements to the
+/// result element. Explicit `maps` replace the broadcasting maps when given.
+Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
+                       ValueRange inputs, ScalarBodyFn body,
+                       ArrayRef<AffineMap> maps = {}) {
+  MLIRContext *ctx = b.getContext();
+  unsigned rank = resultType.getRank();
+  SmallVector<AffineMap> indexingMaps(maps);
+  if (indexingMaps.empty())
+    for (Value in : inputs)
+      indexingMaps.push_back(
+          broadcastingMap(tensorType(in), resultType.getShape(), ctx));
+  indexingMaps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
+  Value init = emptyTensor(b, loc, resultType.getShape(),
+                           resultType.getElementType());
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{resultType}, inputs, ValueRange{init}, indexingMaps,
+      parallelIterators(rank),
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value r = body(nb, nloc, args.drop_back());
+        linalg::YieldOp::create(nb, nloc, r);
+      });
+  return generic.getResult(0);
+}
+
+/// Reassociation that collapses away the unit dimensions `dropped` of a
+/// tensor of rank `rank`: each dropped dimension joins the group of the next
+/// kept one (or of the last kept one when it trails). Empty when every
+/// dimension is dropped (a collapse to rank 0).
+SmallVector<ReassociationIndices>
+dropUnitDimsReassociation(int64_t rank, ArrayRef<int64_t> dropped) {
+  SmallVector<ReassociationIndices> groups;
+  ReassociationIndices pending;
+  for (int64_t d = 0; d < rank; ++d) {
+    pending.push_back(d);
+    if (!llvm::is_contained(dropped, d)) {
+      groups.push_back(pending);
+      pending.clear();
+    }
+  }
+  if (!pending.empty() && !groups.empty())
+    groups.back().append(pending.begin(), pending.end());
+  return groups;
+}
+
+/// Reshapes `v` (row-major) to `resultType` with collapse/expand_shape: one op
+/// when the shapes are related by merging or splitting adjacent dimensions,
+/// otherwise a collapse to 1-D followed by an expand.
+Value reshapeTo(OpBuilder &b, Location loc, Value v,
+                RankedTensorType resultType) {
+  RankedTensorType srcType = tensorType(v);
+  if (srcType == resultType)
+    return v;
+  ArrayRef<int64_t> src = srcType.getShape(), dst = resultType.getShape();
+  // Rank 0 <-> all-ones shapes: the empty reassociation.
+  if (src.empty())
+    return tensor::ExpandShapeOp::create(b, loc, resultType, v,
+                                         ArrayRef<ReassociationIndices>{});
+  if (dst.empty())
+    return tensor::CollapseShapeOp::create(b, loc, resultType, v,
+                                           ArrayRef<ReassociationIndices>{});
+  if (dst.size() < src.size())
+    if (auto re = getReassociationIndicesForCollapse(src, dst))
+      return tensor::CollapseShapeOp::create(b, loc, resultType, v, *re);
+  if (dst.size() > src.size())
+    if (auto re = getReassociationIndicesForCollapse(dst, src))
+      return tensor::ExpandShapeOp::create(b, loc, resultType, v, *re);
+  auto flatType = RankedTensorType::get({srcType.getNumElements()},
+                                        srcType.getElementType());
+  ReassociationIndices all = llvm::to_vector(llvm::seq<int64_t>(0, src.size()));
+  Value flat = src.size() == 1
+                   ? v
+                   : Value(tensor::CollapseShapeOp::create(
+                         b, loc, flatType, v, ArrayRef<ReassociationIndices>{all}));
+  if (dst.size() == 1)
+    return flat;
+  ReassociationIndices allDst =
+      llvm::to_vector(llvm::seq<int64_t>(0, dst.size()));
+  return tensor::ExpandShapeOp::create(b, loc, resultType, flat,
+                                       ArrayRef<ReassociationIndices>{allDst});
+}
+
+//===----------------------------------------------------------------------===//
+// Scalar arithmetic
+//===----------------------------------------------------------------------===//
+
+bool isFloat(Value v) { return isa<FloatType>(v.getType()); }
+bool isBool(Value v) { return v.getType().isInteger(1); }
+
+/// Converts a scalar between element types with dlvm.cast's semantics.
+/// i1 is a boolean: it converts to 0/1 (unsigned), and conversion to i1 is a
+/// comparison with zero (NaN converts to true, as in C).
+Value convertScalar(OpBuilder &b, Location loc, Value v, Type to) {
+  Type from = v.getType();
+  if (from == to)
+    return v;
+  auto fromF = dyn_cast<FloatType>(from);
+  auto toF = dyn_cast<FloatType>(to);
+  if (fromF && toF) {
+    if (toF.getWidth() > fromF.getWidth())
+      return arith::ExtFOp::create(b, loc, to, v);
+    if (toF.getWidth() < fromF.getWidth())
+      return arith::TruncFOp::create(b, loc, to, v);
+    // f16 <-> bf16: no direct conversion; go through f32 (exact).
+    Value wide = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+    return arith::TruncFOp::create(b, loc, to, wide);
+  }
+  if (fromF) {
+    if (to.isInteger(1))
+      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, v,
+                                   zeroConst(b, loc, from));
+    return arith::FPToSIOp::create(b, loc, to, v);
+  }
+  if (from.isInteger(1)) {
+    if (toF)
+      return arith::UIToFPOp::create(b, loc, to, v);
+    return arith::ExtUIOp::create(b, loc, to, v);
+  }
+  if (toF)
+    return arith::SIToFPOp::create(b, loc, to, v);
+  if (to.isInteger(1))
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, v,
+                                 zeroConst(b, loc, from));
+  if (to.getIntOrFloatBitWidth() > from.getIntOrFloatBitWidth())
+    return arith::ExtSIOp::create(b, loc, to, v);
+  return arith::TruncIOp::create(b, loc, to, v);
+}
+
+/// Convenience for emitting float formulas (special functions, random).
+struct FloatMath {
+  OpBuilder &b;
+  Location loc;
+  Type type;
+
+  Value c(double v) const { return floatConst(b, loc, type, v); }
+  Value add(Value x, Value y) const { return arith::AddFOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) const { return arith::SubFOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) const { return arith::MulFOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) const { return arith::DivFOp::create(b, loc, x, y); }
+  Value log(Value x) const { return math::LogOp::create(b, loc, x); }
+  Value abs(Value x) const { return math::AbsFOp::create(b, loc, x); }
+  Value floor(Value x) const { return math::FloorOp::create(b, loc, x); }
+  Value sin(Value x) const { return math::SinOp::create(b, loc, x); }
+  Value tan(Value x) const { return math::TanOp::create(b, loc, x); }
+  Value cmp(arith::CmpFPredicate p, Value x, Value y) const {
+    return arith::CmpFOp::create(b, loc, p, x, y);
+  }
+  Value lt(Value x, Value y) const { return cmp(arith::CmpFPredicate::OLT, x, y); }
+  Value select(Value cond, Value x, Value y) const {
+    return arith::SelectOp::create(b, loc, cond, x, y);
+  }
+  /// x - rint(x), in [-0.5, 0.5]: computed exactly, and sin(pi*x) and
+  /// tan(pi*x) have period 1 (up to sign for sin), so evaluating them on the
+  /// reduced argument keeps full accuracy for large |x| and near integers.
+  Value reduceHalf(Value x) const {
+    return sub(x, math::RoundEvenOp::create(b, loc, x));
+  }
+};
+
+/// Special functions are evaluated in f32 for f16/bf16/f32 and in f64 for f64.
+Type computeTypeFor(OpBuilder &b, Type t) {
+  return t.isF64() ? t : b.getF32Type();
+}
+
+/// ln Gamma(x) for x >= 0.5 (no reflection).
+///
+/// f64: Lanczos approximation with g = 7, n = 9 (Godfrey's coefficients):
+/// relative error of Gamma below about 2e-15 for x >= 0.5.
+/// f32: the Lanczos approximation with g = 5, n = 6 of Numerical Recipes
+/// (gammln): error below 2e-10 in exact arithmetic, so the result is limited
+/// by f32 rounding.
+Value lanczosLgamma(const FloatMath &m, Value x) {
+  if (m.type.isF64()) {
+    static constexpr double kCoef[] = {
+        0.99999999999980993,  676.5203681218851,     -1259.1392167224028,
+        771.32342877765313,   -176.61502916214059,   12.507343278686905,
+        -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7};
+    Value z = m.sub(x, m.c(1.0));
+    Value a = m.c(kCoef[0]);
+    for (int i = 1; i < 9; ++i)
+      a = m.add(a, m.div(m.c(kCoef[i]), m.add(z, m.c(i))));
+    Value t = m.add(z, m.c(7.5));
+    // 0.5*ln(2*pi) + (z + 0.5)*ln(t) - t + ln(a)
+    Value r = m.mul(m.add(z, m.c(0.5)), m.log(t));
+    r = m.sub(r, t);
+    r = m.add(r, m.log(a));
+    return m.add(r, m.c(0.91893853320467274178));
+  }
+  static constexpr double kCoef[] = {
+      76.18009172947146,  -86.50532032941677,     24.01409824083091,
+      -1.231739572450155, 0.1208650973866179e-2, -0.5395239384953e-5};
+  Value tmp = m.add(x, m.c(5.5));
+  Value ser = m.c(1.000000000190015);
+  for (int j = 0; j < 6; ++j)
+    ser = m.add(ser, m.div(m.c(kCoef[j]), m.add(x, m.c(j + 1))));
+  // (x + 0.5)*ln(tmp) - tmp + ln(sqrt(2*pi)*ser/x)
+  Value r = m.sub(m.mul(m.add(x, m.c(0.5)), m.log(tmp)), tmp);
+  return m.add(r, m.log(m.div(m.mul(m.c(2.5066282746310005), ser), x)));
+}
+
+/// ln|Gamma(x)|: Lanczos (see lanczosLgamma) for x >= 0.5, the reflection
+/// formula ln|Gamma(x)| = ln(pi) - ln|sin(pi*x)| - ln Gamma(1 - x) below.
+/// Poles (non-positive integers) and +-inf give +inf; NaN propagates.
+/// (Accuracy: see the numeric test; summarized in the pass documentation.)
+Value emitLgamma(OpBuilder &b, Location loc, Value x) {
+  Type t = x.getType();
+  FloatMath m{b, loc, computeTypeFor(b, t)};
+  x = convertScalar(b, loc, x, m.type);
+  Value reflect = m.lt(x, m.c(0.5));
+  Value xr = m.select(reflect, m.sub(m.c(1.0), x), x);
+  Value lg = lanczosLgamma(m, xr);
+  Value sinPiX = m.abs(m.sin(m.mul(m.c(M_PI), m.reduceHalf(x))));
+  Value reflected = m.sub(m.sub(m.c(1.1447298858494002), m.log(sinPiX)), lg);
+  Value r = m.select(reflect, reflected, lg);
+  Value isInf = m.cmp(arith::CmpFPredicate::OEQ, m.abs(x), m.c(INFINITY));
+  r = m.select(isInf, m.c(INFINITY), r);
+  return convertScalar(b, loc, r, t);
+}
+
+/// digamma(x) = d/dx ln Gamma(x): reflection psi(x) = psi(1 - x) -
+/// pi/tan(pi*x) for x < 0.5; then the recurrence psi(y) = psi(y + 1) - 1/y
+/// (unrolled, branch-free) until y >= 10 (f64) or 6 (f32), then the
+/// asymptotic series ln y - 1/(2y) - sum_k B_2k/(2k y^2k) up to k = 6, whose
+/// truncation error is below 1e-15 (f64, y >= 10) or 2e-12 (f32, y >= 6).
+/// Non-positive integers give NaN; +inf gives +inf.
+Value emitDigamma(OpBuilder &b, Location loc, Value x) {
+  Type t = x.getType();
+  FloatMath m{b, loc, computeTypeFor(b, t)};
+  x = convertScalar(b, loc, x, m.type);
+  const int kShift = m.type.isF64() ? 10 : 6;
+  Value reflect = m.lt(x, m.c(0.5));
+  Value y = m.select(reflect, m.sub(m.c(1.0), x), x);
+  Value acc = m.c(0.0);
+  Value limit = m.c(kShift);
+  // y >= 0.5 here, so kShift steps always reach y >= kShift.
+  for (int i = 0; i < kShift; ++i) {
+    Value small = m.lt(y, limit);
+    acc = m.add(acc, m.select(small, m.div(m.c(1.0), y), m.c(0.0)));
+    y = m.select(small, m.add(y, m.c(1.0)), y);
+  }
+  Value f = m.div(m.c(1.0), m.mul(y, y));
+  // Horner form of 1/12 - f/120 + f^2/252 - f^3/240 + f^4/132 - 691 f^5/32760.
+  Value poly = m.c(691.0 / 32760.0);
+  poly = m.sub(m.c(1.0 / 132.0), m.mul(f, poly));
+  poly = m.sub(m.c(1.0 / 240.0), m.mul(f, poly));
+  poly = m.sub(m.c(1.0 / 252.0), m.mul(f, poly));
+  poly = m.sub(m.c(1.0 / 120.0), m.mul(f, poly));
+  poly = m.sub(m.c(1.0 / 12.0), m.mul(f, poly));
+  Value series = m.sub(m.sub(m.log(y), m.div(m.c(0.5), y)), m.mul(f, poly));
+  Value psi = m.sub(series, acc);
+  Value cot = m.div(m.c(M_PI), m.tan(m.mul(m.c(M_PI), m.reduceHalf(x))));
+  Value r = m.select(reflect, m.sub(psi, cot), psi);
+  Value pole = arith::AndIOp::create(
+      b, loc, m.cmp(arith::CmpFPredicate::OLE, x, m.c(0.0)),
+      m.cmp(arith::CmpFPredicate::OEQ, x, m.floor(x)));
+  r = m.select(pole, m.c(NAN), r);
+  return convertScalar(b, loc, r, t);
+}
+
+/// The divisor for a non-trapping signed division x / y: 1 where y == 0 or
+/// (x, y) == (MIN, -1), else y. Also returns the `y == 0` mask.
+std::pair<Value, Value> safeDivisor(OpBuilder &b, Location loc, Value x,
+                                    Value y) {
+  Type t = y.getType();
+  unsigned width = t.getIntOrFloatBitWidth();
+  Value zero = zeroConst(b, loc, t);
+  Value isZero =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, y, zero);
+  Value isMin = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq, x,
+      arith::ConstantOp::create(
+          b, loc, IntegerAttr::get(t, APInt::getSignedMinValue(width))));
+  Value isMinusOne = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, y,
+                                           intConst(b, loc, t, -1));
+  Value overflow = arith::AndIOp::create(b, loc, isMin, isMinusOne);
+  Value bad = arith::OrIOp::create(b, loc, isZero, overflow);
+  Value safe = arith::SelectOp::create(b, loc, bad, intConst(b, loc, t, 1), y);
+  return {safe, isZero};
+}
+
+/// True where a truncated remainder `r` of a division by `y` must be adjusted
+/// for flooring: r != 0 and sign(r) != sign(y).
+Value needsFloorAdjust(OpBuilder &b, Location loc, Value r, Value y) {
+  Value zero = zeroConst(b, loc, r.getType());
+  Value nonZero, rNeg, yNeg;
+  if (isFloat(r)) {
+    nonZero = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE, r, zero);
+    rNeg = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, r, zero);
+    yNeg = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, y, zero);
+  } else {
+    nonZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, r, zero);
+    rNeg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, r, zero);
+    yNeg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, y, zero);
+  }
+  return arith::AndIOp::create(b, loc, nonZero,
+                               arith::XOrIOp::create(b, loc, rNeg, yNeg));
+}
+
+enum class DivKind { True, Trunc, Floor, Mod };
+
+/// Division family. Floats: x / y, trunc(x / y), floor(x / y), and the floored
+/// remainder fmod(x, y) (+ y when the signs differ). Integers: signed, never
+/// trapping (x / 0 == 0, x mod 0 == 0, MIN / -1 == MIN). i1: division is
+/// `and` (1/1 = 1, x/0 = 0), the remainder is 0.
+Value emitDivision(OpBuilder &b, Location loc, DivKind kind, Value x, Value y) {
+  if (isFloat(x)) {
+    if (kind == DivKind::Mod) {
+      Value r = arith::RemFOp::create(b, loc, x, y);
+      Value adjusted = arith::AddFOp::create(b, loc, r, y);
+      return arith::SelectOp::create(b, loc, needsFloorAdjust(b, loc, r, y),
+                                     adjusted, r);
+    }
+    Value q = arith::DivFOp::create(b, loc, x, y);
+    if (kind == DivKind::Trunc)
+      return math::TruncOp::create(b, loc, q);
+    if (kind == DivKind::Floor)
+      return math::FloorOp::create(b, loc, q);
+    return q;
+  }
+  if (isBool(x))
+    return kind == DivKind::Mod ? zeroConst(b, loc, x.getType())
+                                : Value(arith::AndIOp::create(b, loc, x, y));
+  auto [safe, isZero] = safeDivisor(b, loc, x, y);
+  if (kind == DivKind::Mod) {
+    // x mod 0: remsi(x, 1) == 0; MIN mod -1: remsi(MIN, 1) == 0.
+    Value r = arith::RemSIOp::create(b, loc, x, safe);
+    Value adjusted = arith::AddIOp::create(b, loc, r, y);
+    return arith::SelectOp::create(b, loc, needsFloorAdjust(b, loc, r, y),
+                                   adjusted, r);
+  }
+  Value q = arith::DivSIOp::create(b, loc, x, safe);
+  if (kind == DivKind::Floor) {
+    Value r = arith::RemSIOp::create(b, loc, x, safe);
+    Value minusOne =
+        arith::SubIOp::create(b, loc, q, intConst(b, loc, q.getType(), 1));
+    q = arith::SelectOp::create(b, loc, needsFloorAdjust(b, loc, r, safe),
+                                minusOne, q);
+  }
+  return arith::SelectOp::create(b, loc, isZero,
+                                 zeroConst(b, loc, x.getType()), q);
+}
+
+/// Combines two scalars with a reduction kind (`mean` combines as `add`).
+Value combine(OpBuilder &b, Location loc, ReductionKind kind, Value x,
+              Value y) {
+  bool f = isFloat(x);
+  bool i1 = isBool(x);
+  switch (kind) {
+  case ReductionKind::add:
+  case ReductionKind::mean:
+    return f ? Value(arith::AddFOp::create(b, loc, x, y))
+             : Value(arith::AddIOp::create(b, loc, x, y));
+  case ReductionKind::mul:
+    return f ? Value(arith::MulFOp::create(b, loc, x, y))
+             : Value(arith::MulIOp::create(b, loc, x, y));
+  case ReductionKind::max:
+    if (f)
+      return arith::MaximumFOp::create(b, loc, x, y);
+    return i1 ? Value(arith::OrIOp::create(b, loc, x, y))
+              : Value(arith::MaxSIOp::create(b, loc, x, y));
+  case ReductionKind::min:
+    if (f)
+      return arith::MinimumFOp::create(b, loc, x, y);
+    return i1 ? Value(arith::AndIOp::create(b, loc, x, y))
+              : Value(arith::MinSIOp::create(b, loc, x, y));
+  case ReductionKind::and_:
+    return arith::AndIOp::create(b, loc, x, y);
+  case ReductionKind::or_:
+    return arith::OrIOp::create(b, loc, x, y);
+  }
+  llvm_unreachable("unknown reduction kind");
+}
+
+/// The identity of a combinator on `t`, or null for combinations the
+/// verifier rejects (and/or on floats).
+TypedAttr identityAttr(OpBuilder &b, ReductionKind kind, Type t) {
+  if (auto ft = dyn_cast<FloatType>(t)) {
+    const llvm::fltSemantics &sem = ft.getFloatSemantics();
+    switch (kind) {
+    case ReductionKind::add:
+    case ReductionKind::mean:
+      return b.getFloatAttr(t, 0.0);
+    case ReductionKind::mul:
+      return b.getFloatAttr(t, 1.0);
+    case ReductionKind::max:
+      return b.getFloatAttr(t, APFloat::getInf(sem, /*Negative=*/true));
+    case ReductionKind::min:
+      return b.getFloatAttr(t, APFloat::getInf(sem, /*Negative=*/false));
+    default:
+      return {};
+    }
+  }
+  unsigned w = t.getIntOrFloatBitWidth();
+  bool i1 = w == 1;
+  switch (kind) {
+  case ReductionKind::add:
+  case ReductionKind::mean:
+  case ReductionKind::or_:
+    return IntegerAttr::get(t, APInt::getZero(w));
+  case ReductionKind::mul:
+    return IntegerAttr::get(t, APInt(w, 1));
+  case ReductionKind::max:
+    return IntegerAttr::get(t, i1 ? APInt::getZero(w)
+                                  : APInt::getSignedMinValue(w));
+  case ReductionKind::min:
+    return IntegerAttr::get(t, i1 ? APInt::getAllOnes(w)
+                                  : APInt::getSignedMaxValue(w));
+  case ReductionKind::and_:
+    return IntegerAttr::get(t, APInt::getAllOnes(w));
+  }
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise ops: one linalg.generic, the scalar computation per op.
+//===----------------------------------------------------------------------===//
+
+/// Computes one result element of `op` from its (broadcast) operand elements.
+using ScalarFn = Value (*)(OpBuilder &, Location, Operation *, ValueRange);
+
+template <typename OpT>
+struct ElementwiseLowering : OpConversionPattern<OpT> {
+  ElementwiseLowering(MLIRContext *ctx, ScalarFn fn)
+      : OpConversionPattern<OpT>(ctx), fn(fn) {}
+
+  LogicalResult
+  matchAndRewrite(OpT op, typename OpT::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!hasStaticTensorTypes(op))
+      return rewriter.notifyMatchFailure(op, "expected static tensor shapes");
+    Operation *raw = op.getOperation();
+    Value result = buildElementwise(
+        rewriter, op.getLoc(), cast<RankedTensorType>(op.getType()),
+        adaptor.getOperands(),
+        [&](OpBuilder &b, Location loc, ValueRange args) {
+          return fn(b, loc, raw, args);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+  ScalarFn fn;
+};
+
+template <typename MathOp>
+Value mathUnary(OpBuilder &b, Location loc, Operation *, ValueRange a) {
+  return MathOp::create(b, loc, a[0]);
+}
+
+/// A binary arith op with a float and an integer form.
+template <typename FloatOp, typename IntOp>
+Value arithBinary(OpBuilder &b, Location loc, Operation *, ValueRange a) {
+  if (isFloat(a[0]))
+    return FloatOp::create(b, loc, a[0], a[1]);
+  return IntOp::create(b, loc, a[0], a[1]);
+}
+
+template <typename FloatOp>
+Value floatBinary(OpBuilder &b, Location loc, Operation *, ValueRange a) {
+  return FloatOp::create(b, loc, a[0], a[1]);
+}
+
+template <typename IntOp>
+Value intBinary(OpBuilder &b, Location loc, Operation *, ValueRange a) {
+  return IntOp::create(b, loc, a[0], a[1]);
+}
+
+Value emitNeg(OpBuilder &b, Location loc, Operation *, ValueRange a) {
+  if (isFloat(a[0]))
+    return arith::NegFOp::create(b, loc, a[0]);
+  return arith::SubIOp::create(b, loc, zeroConst(b, loc, a[0].getType()), a[0]);
+}
+
+Value emitAbs(OpBuilder &b, Location loc, Operation *, ValueRange a) {
+  if (isFloat(a[0]))
+    return math::AbsFOp::create(b, loc, a[0]);
+  if (isBool(a[0]))
+    return a[0];
+  // select(x < 0, -x, x) rather than math.absi, which convert-to-llvm does
+  // not lower. |MIN| wraps to MIN, as in two's complement.
+  Value zero = zeroConst(b, loc, a[0].getType());
+  Value neg =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, a[0], zero);
+  return arith::SelectOp::create(b, loc, neg,
+                                 arith::SubIOp::create(b, loc, zero, a[0]),
+                                 a[0]);
+}
+
+Value emitSquare(OpBuilder &b, Location loc, Operation *op, ValueRange a) {
+  SmallVector<Value, 2> args = {a[0], a[0]};
+  return arithBinary<arith::MulFOp, arith::MulIOp>(b, loc, op, args);
+}
+
+/// max(x, 0); NaN propagates for floats; identity on i1.
+Value emitRelu(OpBuilder &b, Location loc, Operation *, ValueRange a) {
+  Value zero = zeroConst(b, loc, a[0].getType());
+  if (isFloat(a[0]))
+    return arith::MaximumFOp::create(b, loc, a[0], zero);
+  if (isBool(a[0]))
+    return a[0];
+  return arith::MaxSIOp::create(b, loc, a[0], zero);
+}
+
+/// 1 / (1 + e^-x): saturates cleanly (e^-x = inf gives 0).
+Value emitSigmoid(OpBuilder &b, Location loc, Operation *, ValueRange a) {
+  FloatMath m{b, loc, a[0].getType()};
+  Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, a[0]));
+  return m.div(m.c(1.0), m.add(m.c(1.0), e));
+}
+
+/// -1, 0 or 1; floats return +-0 and NaN unchanged.
+Value emitSign(OpBuilder &b, Location loc, Operation *, ValueRange a) {
+  Value x = a[0];
+  Type t = x.getType();
+  Value zero = zeroConst(b, loc, t);
+  Value pos, neg, one, minusOne;
+  if (isFloat(x)) {
+    pos = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, zero);
+    neg = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, zero);
+    one = floatConst(b, loc, t, 1.0);
+    minusOne = floatConst(b, loc, t, -1.0);
+  } else {
+    pos = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, x, zero);
+    neg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, zero);
+    one = intConst(b, loc, t, 1);
+    minusOne = intConst(b, loc, t, -1);
+  }
+  Value notPos =
+      arith::SelectOp::create(b, loc, neg, minusOne, isFloat(x) ? x : zero);
+  return arith::SelectOp::create(b, loc, pos, one, notPos);
+}
+
+Value emitLgammaFn(OpBuilder &b, Location loc, Operation *, ValueRange a) {
+  return emitLgamma(b, loc, a[0]);
+}
+
+Value emitDigammaFn(OpBuilder &b, Location loc, Operation *, ValueRange a) {
+  return emitDigamma(b, loc, a[0]);
+}
+
+Value emitNot(OpBuilder &b, Location loc, Operation *, ValueRange a) {
+  return arith::XOrIOp::create(b, loc, a[0],
+                               intConst(b, loc, a[0].getType(), -1));
+}
+
+/// NaN-propagating min/max for floats; signed for integers; and/or on i1.
+template <bool IsMax>
+Value emitMinMax(OpBuilder &b, Location loc, Operation *, ValueRange a) {
+  return combine(b, loc, IsMax ? ReductionKind::max : ReductionKind::min, a[0],
+                 a[1]);
+}
+
+template <DivKind Kind>
+Value emitDiv(OpBuilder &b, Location loc, Operation *, ValueRange a) {
+  return emitDivision(b, loc, Kind, a[0], a[1]);
+}
+
+/// Floats compare ordered (false with NaN) except `ne` (unordered: true with
+/// NaN). Integers compare signed; i1 compares as a boolean (false < true).
+Value emitCmp(OpBuilder &b, Location loc, Operation *op, ValueRange a) {
+  CmpPredicate p = cast<CmpOp>(op).getPredicate();
+  if (isFloat(a[0])) {
+    arith::CmpFPredicate fp = arith::CmpFPredicate::UNE;
+    switch (p) {
+    case CmpPredicate::lt: fp = arith::CmpFPredicate::OLT; break;
+    case CmpPredicate::le: fp = arith::CmpFPredicate::OLE; break;
+    case CmpPredicate::gt: fp = arith::CmpFPredicate::OGT; break;
+    case CmpPredicate::ge: fp = arith::CmpFPredicate::OGE; break;
+    case CmpPredicate::eq: fp = arith::CmpFPredicate::OEQ; break;
+    case CmpPredicate::ne: fp = arith::CmpFPredicate::UNE; break;
+    }
+    return arith::CmpFOp::create(b, loc, fp, a[0], a[1]);
+  }
+  bool u = isBool(a[0]);
+  using P = arith::CmpIPredicate;
+  P ip = P::ne;
+  switch (p) {
+  case CmpPredicate::lt: ip = u ? P::ult : P::slt; break;
+  case CmpPredicate::le: ip = u ? P::ule : P::sle; break;
+  case CmpPredicate::gt: ip = u ? P::ugt : P::sgt; break;
+  case CmpPredicate::ge: ip = u ? P::uge : P::sge; break;
+  case CmpPredicate::eq: ip = P::eq; break;
+  case CmpPredicate::ne: ip = P::ne; break;
+  }
+  return arith::CmpIOp::create(b, loc, ip, a[0], a[1]);
+}
+
+Value emitSelect(OpBuilder &b, Location loc, Operation *, ValueRange a) {
+  return arith::SelectOp::create(b, loc, a[0], a[1], a[2]);
+}
+
+Value emitCast(OpBuilder &b, Location loc, Operation *op, ValueRange a) {
+  return convertScalar(b, loc, a[0], cast<CastOp>(op).getDtype());
+}
+
+Value emitBitcast(OpBuilder &b, Location loc, Operation *op, ValueRange a) {
+  return arith::BitcastOp::create(b, loc, cast<BitcastOp>(op).getDtype(), a[0]);
+}
+
+template <typename OpT>
+void addElementwise(RewritePatternSet &patterns, ScalarFn fn) {
+  patterns.add<ElementwiseLowering<OpT>>(patterns.getContext(), fn);
+}
+
+//===----------------------------------------------------------------------===//
+// Base for the remaining patterns: rejects dynamic shapes up front.
+//===----------------------------------------------------------------------===//
+
+template <typename OpT>
+struct StaticOpLowering : OpConversionPattern<OpT> {
+  using OpConversionPattern<OpT>::OpConversionPattern;
+  using OpAdaptor = typename OpT::Adaptor;
+
+  LogicalResult
+  matchAndRewrite(OpT op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const final {
+    if (!hasStaticTensorTypes(op))
+      return rewriter.notifyMatchFailure(op, "expected static tensor shapes");
+    return lower(op, adaptor, rewriter);
+  }
+
+  /// Rewrites `op`; may only fail before creating any IR.
+  virtual LogicalResult lower(OpT op, OpAdaptor adaptor,
+                              ConversionPatternRewriter &rewriter) const = 0;
+};
+
+//===----------------------------------------------------------------------===//
+// dot
+//===----------------------------------------------------------------------===//
+
+/// matrix x matrix -> linalg.matmul; batched -> linalg.batch_matmul (batch
+/// dimensions collapsed into one when there are several); matrix x vector ->
+/// linalg.matvec; vector x matrix -> linalg.vecmat; vector . vector ->
+/// linalg.dot. The accumulator starts at zero.
+struct DotLowering : StaticOpLowering<DotOp> {
+  using StaticOpLowering::StaticOpLowering;
+
+  template <typename NamedOp>
+  static Value contract(OpBuilder &b, Location loc, Value l, Value r,
+                        RankedTensorType type) {
+    Value acc = zeroTensor(b, loc, type);
+    return NamedOp::create(b, loc, TypeRange{type}, ValueRange{l, r},
+                           ValueRange{acc})
+        ->getResult(0);
+  }
+
+  LogicalResult lower(DotOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value lhs = adaptor.getLhs(), rhs = adaptor.getRhs();
+    int64_t lr = tensorType(lhs).getRank(), rr = tensorType(rhs).getRank();
+    auto resultType = cast<RankedTensorType>(op.getType());
+    Value result;
+    if (lr == 1 && rr == 1)
+      result = contract<linalg::DotOp>(rewriter, loc, lhs, rhs, resultType);
+    else if (lr == 2 && rr == 1)
+      result = contract<linalg::MatvecOp>(rewriter, loc, lhs, rhs, resultType);
+    else if (lr == 1 && rr == 2)
+      result = contract<linalg::VecmatOp>(rewriter, loc, lhs, rhs, resultType);
+    else if (lr == 2 && rr == 2)
+      result = contract<linalg::MatmulOp>(rewriter, loc, lhs, rhs, resultType);
+    else if (lr == 3 && rr == 3)
+      result =
+          contract<linalg::BatchMatmulOp>(rewriter, loc, lhs, rhs, resultType);
+    else if (lr == rr && lr > 3) {
+      // Fold the batch dimensions into one: [B..., M, K] -> [B, M, K].
+      SmallVector<ReassociationIndices> re;
+      re.push_back(llvm::to_vector(llvm::seq<int64_t>(0, lr - 2)));
+      re.push_back({lr - 2});
+      re.push_back({lr - 1});
+      auto collapse = [&](Value v) -> Value {
+        return tensor::CollapseShapeOp::create(rewriter, loc, v, re);
+      };
+      Value l = collapse(lhs), r = collapse(rhs);
+      ArrayRef<int64_t> shape = resultType.getShape();
+      int64_t batch = 1;
+      for (int64_t d : shape.drop_back(2))
+        batch *= d;
+      auto flatType = RankedTensorType::get(
+          {batch, shape[lr - 2], shape[lr - 1]}, resultType.getElementType());
+      Value flat =
+          contract<linalg::BatchMatmulOp>(rewriter, loc, l, r, flatType);
+      result =
+          tensor::ExpandShapeOp::create(rewriter, loc, resultType, flat, re);
+    } else {
+      // The verifier rejects other ranks; nothing has been created yet.
+      return rewriter.notifyMatchFailure(op, "unsupported operand ranks");
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Shape ops
+//===----------------------------------------------------------------------===//
+
+struct TransposeLowering : StaticOpLowering<TransposeOp> {
+  using StaticOpLowering::StaticOpLowering;
+
+  LogicalResult lower(TransposeOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    SmallVector<int64_t> perm = op.getPermutation();
+    if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size()))) {
+      rewriter.replaceOp(op, adaptor.getOperand());
+      return success();
+    }
+    auto type = cast<RankedTensorType>(op.getType());
+    Value init = emptyTensor(rewriter, op.getLoc(), type.getShape(),
+                             type.getElementType());
+    rewriter.replaceOp(op, linalg::TransposeOp::create(rewriter, op.getLoc(),
+                                                       adaptor.getOperand(),
+                                                       init, perm)
+                               ->getResult(0));
+    return success();
+  }
+};
+
+/// A generic whose input map reads index (size - 1 - i) along reversed dims.
+struct ReverseLowering : StaticOpLowering<ReverseOp> {
+  using StaticOpLowering::StaticOpLowering;
+
+  LogicalResult lower(ReverseOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    MLIRContext *ctx = rewriter.getContext();
+    SmallVector<AffineExpr> exprs;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      AffineExpr e = getAffineDimExpr(d, ctx);
+      if (llvm::is_contained(op.getDims(), d))
+        e = getAffineConstantExpr(type.getDimSize(d) - 1, ctx) - e;
+      exprs.push_back(e);
+    }
+    AffineMap in = AffineMap::get(type.getRank(), 0, exprs, ctx);
+    Value result = buildElementwise(
+        rewriter, op.getLoc(), type, adaptor.getOperand(),
+        [](OpBuilder &, Location, ValueRange args) { return args[0]; }, {in});
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// tensor.insert_slice of each operand into an empty result.
+struct ConcatenateLowering : StaticOpLowering<ConcatenateOp> {
+  using StaticOpLowering::StaticOpLowering;
+
+  LogicalResult lower(ConcatenateOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    int64_t axis = op.getAxis();
+    if (adaptor.getOperands().size() == 1) {
+      rewriter.replaceOp(op, adaptor.getOperands().front());
+      return success();
+    }
+    Value result =
+        emptyTensor(rewriter, loc, type.getShape(), type.getElementType());
+    SmallVector<int64_t> offsets(type.getRank(), 0);
+    SmallVector<int64_t> strides(type.getRank(), 1);
+    for (Value v : adaptor.getOperands()) {
+      ArrayRef<int64_t> sizes = tensorType(v).getShape();
+      result = tensor::InsertSliceOp::create(
+          rewriter, loc, v, result, indexAttrs(rewriter, offsets),
+          indexAttrs(rewriter, sizes), indexAttrs(rewriter, strides));
+      offsets[axis] += sizes[axis];
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct SliceLowering : StaticOpLowering<SliceOp> {
+  using StaticOpLowering::StaticOpLowering;
+
+  LogicalResult lower(SliceOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(
+        op, tensor::ExtractSliceOp::create(
+                rewriter, op.getLoc(), cast<RankedTensorType>(op.getType()),
+                adaptor.getOperand(), indexAttrs(rewriter, op.getOffsets()),
+                indexAttrs(rewriter, op.getSizes()),
+                indexAttrs(rewriter, op.getStrideValues())));
+    return success();
+  }
+};
+
+/// reshape, pad_shape and squeeze_shape: row-major reinterpretation through
+/// tensor.collapse_shape / tensor.expand_shape.
+template <typename OpT>
+struct ReshapeLikeLowering : StaticOpLowering<OpT> {
+  using StaticOpLowering<OpT>::StaticOpLowering;
+
+  LogicalResult lower(OpT op, typename OpT::Adaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op,
+                       reshapeTo(rewriter, op.getLoc(), adaptor.getOperand(),
+                                 cast<RankedTensorType>(op.getType())));
+    return success();
+  }
+};
+
+/// Collapses away the broadcast unit dimensions, then linalg.broadcast adds
+/// them back at the target sizes.
+struct BroadcastToLowering : StaticOpLowering<BroadcastToOp> {
+  using StaticOpLowering::StaticOpLowering;
+
+  LogicalResult lower(BroadcastToOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = adaptor.getOperand();
+    RankedTensorType inType = tensorType(input);
+    auto type = cast<RankedTensorType>(op.getType());
+    SmallVector<int64_t> dims;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (inType.getRank() == 0 ||
+          (inType.getDimSize(d) == 1 && type.getDimSize(d) != 1))
+        dims.push_back(d);
+    if (dims.empty()) {
+      rewriter.replaceOp(op, input);
+      return success();
+    }
+    if (inType.getRank() != 0) {
+      SmallVector<int64_t> kept;
+      for (int64_t d = 0; d < inType.getRank(); ++d)
+        if (!llvm::is_contained(dims, d))
+          kept.push_back(inType.getDimSize(d));
+      input = tensor::CollapseShapeOp::create(
+          rewriter, loc, RankedTensorType::get(kept, inType.getElementType()),
+          input, dropUnitDimsReassociation(inType.getRank(), dims));
+    }
+    Value init =
+        emptyTensor(rewriter, loc, type.getShape(), type.getElementType());
+    rewriter.replaceOp(
+        op, linalg::BroadcastOp::create(rewriter, loc, input, init, dims)
+                ->getResult(0));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Constants, random
+//===----------------------------------------------------------------------===//
+
+/// Splats become linalg.fill (no global buffer; fusable), other literals
+/// arith.constant.
+struct ConstantLowering : StaticOpLowering<ConstantOp> {
+  using StaticOpLowering::StaticOpLowering;
+
+  LogicalResult lower(ConstantOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    if (auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
+        dense && dense.isSplat() && type.getRank() > 0) {
+      Value scalar = arith::ConstantOp::create(
+          rewriter, loc, cast<TypedAttr>(dense.getSplatValue<Attribute>()));
+      rewriter.replaceOp(op, filledTensor(rewriter, loc, type, scalar));
+      return success();
+    }
+    rewriter.replaceOp(op, arith::ConstantOp::create(
+                               rewriter, loc, type,
+                               cast<TypedAttr>(op.getValue())));
+    return success();
+  }
+};
+
+/// SplitMix64's output function (Steele, Lea, Flood 2014).
+uint64_t splitMix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+/// Counter-based uniform random numbers. Element i (row-major linear index)
+/// is the (i + 1)-th output of a SplitMix64 stream whose state starts at
+/// mix(seed + golden): a pure function of (seed, i), so the op is
+/// deterministic and every element is computed independently. The top 53
+/// (f64) or 24 (other floats, computed in f32) bits give u in [0, 1); the
+/// value is low*(1 - u) + high*u (no overflow even for huge ranges), rounded
+/// to the element type and clamped to [low, high) so rounding can never
+/// produce `high`.
+struct RandomLowering : StaticOpLowering<RandomOp> {
+  using StaticOpLowering::StaticOpLowering;
+
+  static APFloat convert(double v, Type t) {
+    APFloat f(v);
+    bool lost;
+    f.convert(cast<FloatType>(t).getFloatSemantics(),
+              APFloat::rmNearestTiesToEven, &lost);
+    return f;
+  }
+
+  LogicalResult lower(RandomOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    Type elt = type.getElementType();
+    double low = op.getLow().convertToDouble();
+    double high = op.getHigh().convertToDouble();
+    uint64_t key = splitMix64(static_cast<uint64_t>(op.getSeed()) +
+                              0x9E3779B97F4A7C15ULL);
+    // Bounds of the result in the element type.
+    APFloat lowT = convert(low, elt), highT = convert(high, elt);
+    APFloat below = highT;
+    below.next(/*nextDown=*/true);
+    if (below.compare(lowT) == APFloat::cmpLessThan)
+      below = lowT;
+
+    ArrayRef<int64_t> shape = type.getShape();
+    SmallVector<int64_t> strides(shape.size(), 1);
+    for (int64_t d = (int64_t)shape.size() - 2; d >= 0; --d)
+      strides[d] = strides[d + 1] * shape[d + 1];
+
+    auto body = [&](OpBuilder &b, Location l, ValueRange) -> Value {
+      Type i64 = b.getI64Type();
+      Value linear = indexConst(b, l, 0);
+      for (auto [d, stride] : llvm::enumerate(strides)) {
+        Value idx = linalg::IndexOp::create(b, l, d);
+        linear = arith::AddIOp::create(
+            b, l, linear,
+            arith::MulIOp::create(b, l, idx, indexConst(b, l, stride)));
+      }
+      Value i = arith::IndexCastOp::create(b, l, i64, linear);
+      auto c = [&](uint64_t v) { return intConst(b, l, i64, (int64_t)v); };
+      // z = key + (i + 1) * golden, then the SplitMix64 output function.
+      Value z = arith::AddIOp::create(
+          b, l, c(key),
+          arith::MulIOp::create(b, l, arith::AddIOp::create(b, l, i, c(1)),
+                                c(0x9E3779B97F4A7C15ULL)));
+      auto xorShift = [&](Value v, uint64_t s) -> Value {
+        return arith::XOrIOp::create(b, l, v,
+                                     arith::ShRUIOp::create(b, l, v, c(s)));
+      };
+      z = arith::MulIOp::create(b, l, xorShift(z, 30),
+                                c(0xBF58476D1CE4E5B9ULL));
+      z = arith::MulIOp::create(b, l, xorShift(z, 27),
+                                c(0x94D049BB133111EBULL));
+      z = xorShift(z, 31);
+      bool f64 = elt.isF64();
+      FloatMath m{b, l, f64 ? elt : b.getF32Type()};
+      unsigned bits = f64 ? 53 : 24;
+      Value top = arith::ShRUIOp::create(b, l, z, c(64 - bits));
+      Value u = m.mul(arith::UIToFPOp::create(b, l, m.type, top),
+                      m.c(std::ldexp(1.0, -(int)bits)));
+      Value v =
+          m.add(m.mul(m.c(low), m.sub(m.c(1.0), u)), m.mul(m.c(high), u));
+      v = convertScalar(b, l, v, elt);
+      Value lowV = arith::ConstantOp::create(b, l, b.getFloatAttr(elt, lowT));
+      Value highV = arith::ConstantOp::create(b, l, b.getFloatAttr(elt, highT));
+      Value belowV =
+          arith::ConstantOp::create(b, l, b.getFloatAttr(elt, below));
+      v = arith::MaximumFOp::create(b, l, v, lowV);
+      Value tooHigh =
+          arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGE, v, highV);
+      return arith::SelectOp::create(b, l, tooHigh, belowV, v);
+    };
+    rewriter.replaceOp(
+        op, buildElementwise(rewriter, loc, type, ValueRange{}, body));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+/// linalg.reduce of `input` along `dims` into `resultType`, starting from the
+/// scalar `init`.
+Value buildReduce(OpBuilder &b, Location loc, ReductionKind kind, Value input,
+                  ArrayRef<int64_t> dims, RankedTensorType resultType,
+                  Value init) {
+  Value acc = filledTensor(b, loc, resultType, init);
+  SmallVector<int64_t> sorted(dims);
+  llvm::sort(sorted);
+  auto reduce = linalg::ReduceOp::create(
+      b, loc, ValueRange{input}, ValueRange{acc}, sorted,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        linalg::YieldOp::create(nb, nloc,
+                                combine(nb, nloc, kind, args[0], args[1]));
+      });
+  return reduce.getResult(0);
+}
+
+/// linalg.reduce starting from the combinator's identity or from `init`.
+/// mean = sum / count (+ init when given).
+struct ReduceLowering : StaticOpLowering<ReduceOp> {
+  using StaticOpLowering::StaticOpLowering;
+
+  LogicalResult lower(ReduceOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    ReductionKind kind = op.getKind();
+    Value input = adaptor.getOperand(), init = adaptor.getInit();
+    RankedTensorType inType = tensorType(input);
+    auto type = cast<RankedTensorType>(op.getType());
+    Type elt = type.getElementType();
+    TypedAttr identity = identityAttr(rewriter, kind, elt);
+    if (!identity)
+      return rewriter.notifyMatchFailure(op, "combinator invalid for the type");
+    bool mean = kind == ReductionKind::mean;
+    ArrayRef<int64_t> dims = op.getDims();
+
+    if (dims.empty()) {
+      // Nothing is reduced: combine(x, init) elementwise (the mean of one
+      // element is the element).
+      if (!init) {
+        rewriter.replaceOp(op, input);
+        return success();
+      }
+      rewriter.replaceOp(
+          op, buildElementwise(rewriter, loc, type, ValueRange{input, init},
+                               [&](OpBuilder &b, Location l, ValueRange a) {
+                                 return combine(b, l, kind, a[0], a[1]);
+                               }));
+      return success();
+    }
+
+    Value start =
+        init && !mean
+            ? Value(tensor::ExtractOp::create(rewriter, loc, init, ValueRange{}))
+            : Value(arith::ConstantOp::create(rewriter, loc, identity));
+    Value result = buildReduce(rewriter, loc, kind, input, dims, type, start);
+    if (mean) {
+      int64_t count = 1;
+      for (int64_t d : dims)
+        count *= inType.getDimSize(d);
+      SmallVector<Value> ins = {result};
+      if (init)
+        ins.push_back(init);
+      result = buildElementwise(
+          rewriter, loc, type, ins,
+          [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+            Value r = arith::DivFOp::create(
+                b, l, a[0], floatConst(b, l, elt, (double)count));
+            return a.size() > 1 ? Value(arith::AddFOp::create(b, l, r, a[1]))
+                                : r;
+          });
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// Inclusive scan: an scf.for over the scanned dimension carrying the running
+/// value (a unit-thick slice) and the result; each step combines the next
+/// input slice into the running value in place and inserts it.
+struct ScanLowering : StaticOpLowering<ScanOp> {
+  using StaticOpLowering::StaticOpLowering;
+
+  LogicalResult lower(ScanOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = adaptor.getOperand();
+    auto type = cast<RankedTensorType>(op.getType());
+    int64_t dim = op.getDim(), rank = type.getRank();
+    int64_t n = type.getDimSize(dim);
+    ReductionKind kind = op.getKind();
+    if (n <= 1 || type.getNumElements() == 0) {
+      rewriter.replaceOp(op, input);
+      return success();
+    }
+    SmallVector<int64_t> sliceShape(type.getShape());
+    sliceShape[dim] = 1;
+    auto sliceType = RankedTensorType::get(sliceShape, type.getElementType());
+    SmallVector<OpFoldResult> sizes = indexAttrs(rewriter, sliceShape);
+    SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
+    auto offsetsAt = [&](OpFoldResult pos) {
+      SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
+      offsets[dim] = pos;
+      return offsets;
+    };
+
+    Value first = tensor::ExtractSliceOp::create(
+        rewriter, loc, sliceType, input, offsetsAt(rewriter.getIndexAttr(0)),
+        sizes, strides);
+    Value result =
+        emptyTensor(rewriter, loc, type.getShape(), type.getElementType());
+    result = tensor::InsertSliceOp::create(rewriter, loc, first, result,
+                                           offsetsAt(rewriter.getIndexAttr(0)),
+                                           sizes, strides);
+    // The running value is updated in place: give it its own buffer rather
+    // than a view of the input.
+    Value running = buildElementwise(
+        rewriter, loc, sliceType, first,
+        [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+
+    AffineMap id = AffineMap::getMultiDimIdentityMap(rank, rewriter.getContext());
+    auto loop = scf::ForOp::create(
+        rewriter, loc, indexConst(rewriter, loc, 1),
+        indexConst(rewriter, loc, n), indexConst(rewriter, loc, 1),
+        ValueRange{running, result},
+        [&](OpBuilder &b, Location l, Value iv, ValueRange iterArgs) {
+          Value next = tensor::ExtractSliceOp::create(
+              b, l, sliceType, input, offsetsAt(iv), sizes, strides);
+          Value acc =
+              linalg::GenericOp::create(
+                  b, l, TypeRange{sliceType}, ValueRange{next},
+                  ValueRange{iterArgs[0]}, ArrayRef<AffineMap>{id, id},
+                  parallelIterators(rank),
+                  [&](OpBuilder &nb, Location nl, ValueRange args) {
+                    linalg::YieldOp::create(
+                        nb, nl, combine(nb, nl, kind, args[1], args[0]));
+                  })
+                  .getResult(0);
+          Value res = tensor::InsertSliceOp::create(
+              b, l, acc, iterArgs[1], offsetsAt(iv), sizes, strides);
+          scf::YieldOp::create(b, l, ValueRange{acc, res});
+        });
+    rewriter.replaceOp(op, loop.getResult(1));
+    return success();
+  }
+};
+
+/// Pads with the combinator's identity (tensor.pad), then a linalg.generic
+/// over (output dims, window dims) reads input[o*s + w]; a window-shaped
+/// tensor.empty operand gives the window loops their bounds (as linalg's
+/// pooling ops do). mean divides the sum by the number of in-bounds elements
+/// of each window, computed from linalg.index.
+struct ReduceWindowLowering : StaticOpLowering<ReduceWindowOp> {
+  using StaticOpLowering::StaticOpLowering;
+
+  LogicalResult lower(ReduceWindowOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    ReductionKind kind = op.getKind();
+    Value input = adaptor.getOperand();
+    RankedTensorType inType = tensorType(input);
+    auto type = cast<RankedTensorType>(op.getType());
+    Type elt = type.getElementType();
+    TypedAttr identity = identityAttr(rewriter, kind, elt);
+    if (!identity)
+      return rewriter.notifyMatchFailure(op, "combinator invalid for the type");
+    int64_t rank = type.getRank();
+    SmallVector<int64_t> window(op.getWindow()), strides(op.getStrides());
+    SmallVector<int64_t> in(inType.getShape()), out(type.getShape());
+    SmallVector<int64_t> low = op.getLowPadding(), high;
+    for (int64_t d = 0; d < rank; ++d)
+      high.push_back(std::max<int64_t>(
+          0, (out[d] - 1) * strides[d] + window[d] - in[d] - low[d]));
+
+    Value ident = arith::ConstantOp::create(rewriter, loc, identity);
+    auto positive = [](int64_t v) { return v > 0; };
+    if (llvm::any_of(low, positive) || llvm::any_of(high, positive)) {
+      SmallVector<int64_t> padded;
+      for (int64_t d = 0; d < rank; ++d)
+        padded.push_back(in[d] + low[d] + high[d]);
+      input = tensor::PadOp::create(
+          rewriter, loc, RankedTensorType::get(padded, elt), input,
+          indexAttrs(rewriter, low), indexAttrs(rewriter, high), ident);
+    }
+
+    MLIRContext *ctx = rewriter.getContext();
+    SmallVector<AffineExpr> inExprs, winExprs, outExprs;
+    for (int64_t d = 0; d < rank; ++d) {
+      AffineExpr o = getAffineDimExpr(d, ctx);
+      AffineExpr w = getAffineDimExpr(rank + d, ctx);
+      inExprs.push_back(o * strides[d] + w);
+      winExprs.push_back(w);
+      outExprs.push_back(o);
+    }
+    SmallVector<AffineMap> maps = {AffineMap::get(2 * rank, 0, inExprs, ctx),
+                                   AffineMap::get(2 * rank, 0, winExprs, ctx),
+                                   AffineMap::get(2 * rank, 0, outExprs, ctx)};
+    SmallVector<utils::IteratorType> iterators = parallelIterators(rank);
+    iterators.append(rank, utils::IteratorType::reduction);
+    Value windowShape = emptyTensor(rewriter, loc, window, elt);
+    Value acc = filledTensor(rewriter, loc, type, ident);
+    Value result =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{type}, ValueRange{input, windowShape},
+            ValueRange{acc}, maps, iterators,
+            [&](OpBuilder &b, Location l, ValueRange args) {
+              linalg::YieldOp::create(b, l,
+                                      combine(b, l, kind, args[2], args[0]));
+            })
+            .getResult(0);
+
+    if (kind == ReductionKind::mean) {
+      result = buildElementwise(
+          rewriter, loc, type, result,
+          [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+            // count = prod_d (min(start + w, n) - max(start, 0)),
+            // start = o*s - low.
+            Value count = indexConst(b, l, 1);
+            for (int64_t d = 0; d < rank; ++d) {
+              Value o = linalg::IndexOp::create(b, l, d);
+              Value start = arith::SubIOp::create(
+                  b, l,
+                  arith::MulIOp::create(b, l, o, indexConst(b, l, strides[d])),
+                  indexConst(b, l, low[d]));
+              Value end = arith::MinSIOp::create(
+                  b, l,
+                  arith::AddIOp::create(b, l, start,
+                                        indexConst(b, l, window[d])),
+                  indexConst(b, l, in[d]));
+              Value begin =
+                  arith::MaxSIOp::create(b, l, start, indexConst(b, l, 0));
+              count = arith::MulIOp::create(
+                  b, l, count, arith::SubIOp::create(b, l, end, begin));
+            }
+            Value c = arith::IndexCastOp::create(b, l, b.getI64Type(), count);
+            Value cf = arith::SIToFPOp::create(b, l, elt, c);
+            return arith::DivFOp::create(b, l, a[0], cf);
+          });
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// softmax: e = exp(x - max), e / sum(e). log_softmax: (x - max) - ln(sum(e)).
+/// The maximum along the axis is subtracted first, so exp never overflows.
+template <typename OpT, bool IsLog>
+struct SoftmaxLowering : StaticOpLowering<OpT> {
+  using StaticOpLowering<OpT>::StaticOpLowering;
+
+  LogicalResult lower(OpT op, typename OpT::Adaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getOperand();
+    auto type = cast<RankedTensorType>(op.getType());
+    Type elt = type.getElementType();
+    int64_t axis = op.getAxis(), rank = type.getRank();
+    SmallVector<int64_t> redShape;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis)
+        redShape.push_back(type.getDimSize(d));
+    auto redType = RankedTensorType::get(redShape, elt);
+    MLIRContext *ctx = rewriter.getContext();
+    AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+    AffineMap red = dropDimsMap(rank, {axis}, ctx);
+
+    Value negInf = arith::ConstantOp::create(
+        rewriter, loc, identityAttr(rewriter, ReductionKind::max, elt));
+    Value max = buildReduce(rewriter, loc, ReductionKind::max, x, {axis},
+                            redType, negInf);
+    Value exps = buildElementwise(
+        rewriter, loc, type, ValueRange{x, max},
+        [](OpBuilder &b, Location l, ValueRange a) -> Value {
+          return math::ExpOp::create(b, l,
+                                     arith::SubFOp::create(b, l, a[0], a[1]));
+        },
+        {id, red});
+    Value sum = buildReduce(rewriter, loc, ReductionKind::add, exps, {axis},
+                            redType, zeroConst(rewriter, loc, elt));
+    Value result;
+    if (IsLog)
+      result = buildElementwise(
+          rewriter, loc, type, ValueRange{x, max, sum},
+          [](OpBuilder &b, Location l, ValueRange a) -> Value {
+            Value shifted = arith::SubFOp::create(b, l, a[0], a[1]);
+            return arith::SubFOp::create(b, l, shifted,
+                                         math::LogOp::create(b, l, a[2]));
+          },
+          {id, red, red});
+    else
+      result = buildElementwise(
+          rewriter, loc, type, ValueRange{exps, sum},
+          [](OpBuilder &b, Location l, ValueRange a) -> Value {
+            return arith::DivFOp::create(b, l, a[0], a[1]);
+          },
+          {id, red});
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// convolve
+//===----------------------------------------------------------------------===//
+
+/// 1. Input dilation and padding: with lhs dilation the input is inserted
+///    with strides into a zero tensor of the dilated, padded size; otherwise
+///    tensor.pad with zeros. Negative padding (cropping) is an extract_slice.
+/// 2. The convolution proper (strides, kernel dilation, no padding):
+///    linalg.conv_1d_ncw_fcw / conv_2d_nchw_fchw / conv_3d_ncdhw_fcdhw for one
+///    group, conv_2d_ngchw_gfchw for grouped 2-D, else a linalg.generic over
+///    (n, g, f, out..., c, window...) on group-expanded tensors.
+struct ConvolveLowering : StaticOpLowering<ConvolveOp> {
+  using StaticOpLowering::StaticOpLowering;
+
+  static Value padAndDilate(OpBuilder &b, Location loc, Value x,
+                            ArrayRef<int64_t> padding,
+                            ArrayRef<int64_t> dilation) {
+    RankedTensorType type = tensorType(x);
+    ArrayRef<int64_t> shape = type.getShape();
+    int64_t ns = shape.size() - 2;
+    bool dilate = llvm::any_of(dilation, [](int64_t v) { return v != 1; });
+    bool grow = llvm::any_of(padding, [](int64_t v) { return v > 0; });
+    bool crop = llvm::any_of(padding, [](int64_t v) { return v < 0; });
+    if (!dilate && !grow && !crop)
+      return x;
+    SmallVector<int64_t> lo = {0, 0}, hi = {0, 0}, full = {shape[0], shape[1]};
+    for (int64_t i = 0; i < ns; ++i) {
+      int64_t n = shape[i + 2];
+      int64_t dilated = n == 0 ? 0 : dilation[i] * (n - 1) + 1;
+      lo.push_back(std::max<int64_t>(padding[2 * i], 0));
+      hi.push_back(std::max<int64_t>(padding[2 * i + 1], 0));
+      full.push_back(lo.back() + dilated + hi.back());
+    }
+    auto fullType = RankedTensorType::get(full, type.getElementType());
+    if (dilate) {
+      SmallVector<int64_t> strides = {1, 1};
+      strides.append(dilation.begin(), dilation.end());
+      Value zeros = zeroTensor(b, loc, fullType);
+      x = tensor::InsertSliceOp::create(b, loc, x, zeros, indexAttrs(b, lo),
+                                        indexAttrs(b, shape),
+                                        indexAttrs(b, strides));
+    } else if (grow) {
+      x = tensor::PadOp::create(b, loc, fullType, x, indexAttrs(b, lo),
+                                indexAttrs(b, hi),
+                                zeroConst(b, loc, type.getElementType()));
+    }
+    if (!crop)
+      return x;
+    SmallVector<int64_t> offsets = {0, 0}, sizes = {full[0], full[1]};
+    for (int64_t i = 0; i < ns; ++i) {
+      int64_t cutLo = std::max<int64_t>(-padding[2 * i], 0);
+      int64_t cutHi = std::max<int64_t>(-padding[2 * i + 1], 0);
+      offsets.push_back(cutLo);
+      sizes.push_back(full[i + 2] - cutLo - cutHi);
+    }
+    SmallVector<int64_t> ones(shape.size(), 1);
+    return tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get(sizes, type.getElementType()), x,
+        indexAttrs(b, offsets), indexAttrs(b, sizes), indexAttrs(b, ones));
+  }
+
+  /// Splits dimension `dim` of `v` into (groups, size / groups).
+  static Value splitGroups(OpBuilder &b, Location loc, Value v, int64_t dim,
+                           int64_t groups) {
+    RankedTensorType type = tensorType(v);
+    SmallVector<int64_t> shape;
+    SmallVector<ReassociationIndices> re;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      int64_t next = shape.size();
+      if (d == dim) {
+        shape.push_back(groups);
+        shape.push_back(type.getDimSize(d) / groups);
+        re.push_back({next, next + 1});
+      } else {
+        shape.push_back(type.getDimSize(d));
+        re.push_back({next});
+      }
+    }
+    return tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(shape, type.getElementType()), v, re);
+  }
+
+  /// Grouped convolution as a linalg.generic on x: N x G x Cg x D...,
+  /// k: G x Og x Cg x K..., acc: N x G x Og x P....
+  static Value genericConv(OpBuilder &b, Location loc, Value x, Value k,
+                           Value acc, ArrayRef<int64_t> strides,
+                           ArrayRef<int64_t> dilation) {
+    MLIRContext *ctx = b.getContext();
+    int64_t ns = strides.size();
+    int64_t numLoops = 4 + 2 * ns;
+    auto dim = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+    AffineExpr n = dim(0), g = dim(1), f = dim(2), c = dim(3 + ns);
+    SmallVector<AffineExpr> xe = {n, g, c}, ke = {g, f, c}, oe = {n, g, f};
+    for (int64_t i = 0; i < ns; ++i) {
+      AffineExpr o = dim(3 + i), w = dim(4 + ns + i);
+      xe.push_back(o * strides[i] + w * dilation[i]);
+      ke.push_back(w);
+      oe.push_back(o);
+    }
+    SmallVector<AffineMap> maps = {AffineMap::get(numLoops, 0, xe, ctx),
+                                   AffineMap::get(numLoops, 0, ke, ctx),
+                                   AffineMap::get(numLoops, 0, oe, ctx)};
+    SmallVector<utils::IteratorType> iterators = parallelIterators(3 + ns);
+    iterators.append(1 + ns, utils::IteratorType::reduction);
+    return linalg::GenericOp::create(
+               b, loc, TypeRange{acc.getType()}, ValueRange{x, k},
+               ValueRange{acc}, maps, iterators,
+               [&](OpBuilder &nb, Location l, ValueRange a) {
+                 Value p = combine(nb, l, ReductionKind::mul, a[0], a[1]);
+                 linalg::YieldOp::create(
+                     nb, l, combine(nb, l, ReductionKind::add, a[2], p));
+               })
+        .getResult(0);
+  }
+
+  LogicalResult lower(ConvolveOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    int64_t ns = op.getNumSpatialDims();
+    int64_t groups = op.getGroups();
+    SmallVector<int64_t> strides = op.getStrideValues();
+    SmallVector<int64_t> rhsDilation = op.getRhsDilationValues();
+    Value x = padAndDilate(rewriter, loc, adaptor.getInput(),
+                           op.getPaddingValues(), op.getLhsDilationValues());
+    Value k = adaptor.getKernel();
+    Attribute stridesAttr = rewriter.getI64TensorAttr(strides);
+    Attribute dilationAttr = rewriter.getI64TensorAttr(rhsDilation);
+
+    auto named = [&](auto opTag, Value in, Value kernel,
+                     RankedTensorType outType) -> Value {
+      using NamedOp = decltype(opTag);
+      Value acc = zeroTensor(rewriter, loc, outType);
+      return NamedOp::create(rewriter, loc, TypeRange{outType},
+                             ValueRange{in, kernel}, ValueRange{acc},
+                             stridesAttr, dilationAttr)
+          ->getResult(0);
+    };
+
+    Value result;
+    if (groups == 1 && ns == 1) {
+      result = named(linalg::Conv1DNcwFcwOp(), x, k, type);
+    } else if (groups == 1 && ns == 2) {
+      result = named(linalg::Conv2DNchwFchwOp(), x, k, type);
+    } else if (groups == 1 && ns == 3) {
+      result = named(linalg::Conv3DNcdhwFcdhwOp(), x, k, type);
+    } else {
+      Value xg = splitGroups(rewriter, loc, x, 1, groups);
+      Value kg = splitGroups(rewriter, loc, k, 0, groups);
+      SmallVector<int64_t> outShape = {type.getDimSize(0), groups,
+                                       type.getDimSize(1) / groups};
+      outShape.append(type.getShape().begin() + 2, type.getShape().end());
+      auto outType = RankedTensorType::get(outShape, type.getElementType());
+      Value grouped;
+      if (ns == 2)
+        grouped = named(linalg::Conv2DNgchwGfchwOp(), xg, kg, outType);
+      else
+        grouped = genericConv(rewriter, loc, xg, kg,
+                              zeroTensor(rewriter, loc, outType), strides,
+                              rhsDilation);
+      SmallVector<ReassociationIndices> re = {{0}, {1, 2}};
+      for (int64_t i = 0; i < ns; ++i)
+        re.push_back({3 + i});
+      result =
+          tensor::CollapseShapeOp::create(rewriter, loc, type, grouped, re);
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+struct DLVMToLinalgPass
+    : mlir::dlvm::impl::DLVMToLinalgBase<DLVMToLinalgPass> {
+  void runOnOperation() override {
+    // Report every op the patterns cannot handle with a precise message
+    // (rather than the conversion driver's generic "failed to legalize").
+    bool bad = false;
+    getOperation()->walk([&](Operation *op) {
+      if (!isa_and_nonnull<DLVMDialect>(op->getDialect()) ||
+          hasStaticTensorTypes(op))
+        return;
+      op->emitOpError()
+          << "cannot be lowered by dlvm-to-linalg: every operand and result "
+             "must be a statically shaped ranked tensor";
+      bad = true;
+    });
+    if (bad)
+      return signalPassFailure();
+
+    MLIRContext *ctx = &getContext();
+    ConversionTarget target(*ctx);
+    target.addIllegalDialect<DLVMDialect>();
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    RewritePatternSet patterns(ctx);
+    populateDLVMToLinalgConversionPatterns(patterns);
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void mlir::dlvm::populateDLVMToLinalgConversionPatterns(
+    RewritePatternSet &patterns) {
+  // Unary.
+  addElementwise<NegOp>(patterns, emitNeg);
+  addElementwise<ExpOp>(patterns, mathUnary<math::ExpOp>);
+  addElementwise<LogOp>(patterns, mathUnary<math::LogOp>);
+  addElementwise<TanhOp>(patterns, mathUnary<math::TanhOp>);
+  addElementwise<SigmoidOp>(patterns, emitSigmoid);
+  addElementwise<ReluOp>(patterns, emitRelu);
+  addElementwise<SqrtOp>(patterns, mathUnary<math::SqrtOp>);
+  addElementwise<RsqrtOp>(patterns, mathUnary<math::RsqrtOp>);
+  addElementwise<SquareOp>(patterns, emitSquare);
+  addElementwise<SignOp>(patterns, emitSign);
+  addElementwise<AbsOp>(patterns, emitAbs);
+  addElementwise<SinOp>(patterns, mathUnary<math::SinOp>);
+  addElementwise<CosOp>(patterns, mathUnary<math::CosOp>);
+  addElementwise<TanOp>(patterns, mathUnary<math::TanOp>);
+  addElementwise<AsinOp>(patterns, mathUnary<math::AsinOp>);
+  addElementwise<AcosOp>(patterns, mathUnary<math::AcosOp>);
+  addElementwise<AtanOp>(patterns, mathUnary<math::AtanOp>);
+  addElementwise<SinhOp>(patterns, mathUnary<math::SinhOp>);
+  addElementwise<CoshOp>(patterns, mathUnary<math::CoshOp>);
+  addElementwise<FloorOp>(patterns, mathUnary<math::FloorOp>);
+  addElementwise<CeilOp>(patterns, mathUnary<math::CeilOp>);
+  addElementwise<RoundOp>(patterns, mathUnary<math::RoundOp>);
+  addElementwise<RintOp>(patterns, mathUnary<math::RoundEvenOp>);
+  addElementwise<ErfOp>(patterns, mathUnary<math::ErfOp>);
+  addElementwise<ErfcOp>(patterns, mathUnary<math::ErfcOp>);
+  addElementwise<LgammaOp>(patterns, emitLgammaFn);
+  addElementwise<DigammaOp>(patterns, emitDigammaFn);
+  addElementwise<Log1pOp>(patterns, mathUnary<math::Log1pOp>);
+  addElementwise<Expm1Op>(patterns, mathUnary<math::ExpM1Op>);
+  addElementwise<NotOp>(patterns, emitNot);
+  // Binary (broadcasting), comparisons, select, casts.
+  addElementwise<AddOp>(patterns, arithBinary<arith::AddFOp, arith::AddIOp>);
+  addElementwise<SubOp>(patterns, arithBinary<arith::SubFOp, arith::SubIOp>);
+  addElementwise<MulOp>(patterns, arithBinary<arith::MulFOp, arith::MulIOp>);
+  addElementwise<DivOp>(patterns, emitDiv<DivKind::True>);
+  addElementwise<TruncDivOp>(patterns, emitDiv<DivKind::Trunc>);
+  addElementwise<FloorDivOp>(patterns, emitDiv<DivKind::Floor>);
+  addElementwise<ModOp>(patterns, emitDiv<DivKind::Mod>);
+  addElementwise<PowOp>(patterns, floatBinary<math::PowFOp>);
+  addElementwise<MinOp>(patterns, emitMinMax<false>);
+  addElementwise<MaxOp>(patterns, emitMinMax<true>);
+  addElementwise<AndOp>(patterns, intBinary<arith::AndIOp>);
+  addElementwise<OrOp>(patterns, intBinary<arith::OrIOp>);
+  addElementwise<CmpOp>(patterns, emitCmp);
+  addElementwise<SelectOp>(patterns, emitSelect);
+  addElementwise<CastOp>(patterns, emitCast);
+  addElementwise<BitcastOp>(patterns, emitBitcast);
+  // Structured ops.
+  patterns.add<DotLowering, TransposeLowering, ReverseLowering,
+               ConcatenateLowering, SliceLowering,
+               ReshapeLikeLowering<ReshapeOp>, ReshapeLikeLowering<PadShapeOp>,
+               ReshapeLikeLowering<SqueezeShapeOp>, BroadcastToLowering,
+               ConstantLowering, RandomLowering, ReduceLowering, ScanLowering,
+               ReduceWindowLowering, SoftmaxLowering<SoftmaxOp, false>,
+               SoftmaxLowering<LogSoftmaxOp, true>, ConvolveLowering>(
+      patterns.getContext());
+}
