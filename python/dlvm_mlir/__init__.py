@@ -36,4 +36,11 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module 'dlvm_mlir' has no attribute '{name}'")
 
 
-__all__ = ["make_context", *_REWRITES_API]
+__all__ = ["compile", "make_context", *_REWRITES_API]
+
+
+def compile(source, target="cpu", **kwargs):  # noqa: A001
+    """Compile DLVM IR for ``target``; see :func:`dlvm_mlir.compiler.compile`."""
+    from .compiler import compile as _compile
+
+    return _compile(source, target, **kwargs)
