@@ -62,6 +62,7 @@ __all__ = [
     "rewrite_rule",
     "rule_set",
     "rule_sets",
+    "unregister_rule_set",
     "validate_rule",
 ]
 
@@ -220,6 +221,12 @@ def rule_sets() -> list[RuleSet]:
     """Every registered rule set, sorted by name."""
     _import_builtin_rules()
     return [_sets[name] for name in sorted(_sets)]
+
+
+def unregister_rule_set(name: str) -> None:
+    """Remove a rule set (meant for tests that register their own rules)."""
+    if _sets.pop(name, None) is None:
+        raise RegistryError(f"no rule set named '{name}'")
 
 
 def _import_builtin_rules() -> None:

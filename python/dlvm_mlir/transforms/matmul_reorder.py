@@ -128,7 +128,8 @@ def _is_inside_chain(d: dlvm.DotOp) -> bool:
     set=RULE_SET,
     exactness=Exactness.UNSAFE,
     sample="""
-func.func @sample(%a: tensor<10x30xf32>, %b: tensor<30x5xf32>, %c: tensor<5x60xf32>, %v: tensor<60xf32>) -> tensor<10xf32> {
+func.func @sample(%a: tensor<10x30xf32>, %b: tensor<30x5xf32>, %c: tensor<5x60xf32>, %v: tensor<60xf32>)
+    -> tensor<10xf32> {
   %bc = dlvm.dot %b, %c : tensor<30x5xf32>, tensor<5x60xf32>
   %abc = dlvm.dot %a, %bc : tensor<10x30xf32>, tensor<30x60xf32>
   %r = dlvm.dot %abc, %v : tensor<10x60xf32>, tensor<60xf32>
