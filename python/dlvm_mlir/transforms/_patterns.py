@@ -96,18 +96,15 @@ def splat_value(value: ir.Value) -> float | int | None:
 def is_splat(value: ir.Value, x: float, *, negative_zero: bool | None = None) -> bool:
     """Whether ``value`` is a splat constant equal to ``x``.
 
-    For ``x == 0`` on floats, ``negative_zero`` selects the sign (None: either).
-    Integer zero matches ``negative_zero=None`` and ``True`` (it is the exact
-    additive identity, like -0.0).
+    For ``x == 0`` on floats, ``negative_zero`` selects the sign (None: either);
+    an integer zero matches whatever the sign asked for.
     """
     v = splat_value(value)
     if v is None or v != x:
         return False
-    if x != 0 or negative_zero is None:
+    if x != 0 or negative_zero is None or not is_float(value):
         return True
-    if not is_float(value):
-        return negative_zero
-    return math.copysign(1.0, v) < 0 if negative_zero else math.copysign(1.0, v) > 0
+    return (math.copysign(1.0, v) < 0) == negative_zero
 
 
 def single_use(value: ir.Value) -> bool:

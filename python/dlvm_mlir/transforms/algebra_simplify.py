@@ -13,47 +13,51 @@ Exactness of each rule (see :class:`~dlvm_mlir.rewrites.Exactness`; the
 default applies exact, signed-zero and refining rules, ``strict=true`` only
 exact ones, ``fast-math=true`` all):
 
-==========================================  ===========  =====================================
-rule                                        exactness    why
-==========================================  ===========  =====================================
-x + 0.0, 0.0 + x -> x                       signed-zero  -0.0 + 0.0 is +0.0
-x + -0.0, x + 0 (int) -> x                  exact
-x - 0 -> x                                  exact        (same-type case: C++ folder)
-0.0 - x -> -x                               signed-zero  0.0 - 0.0 is +0.0
--0.0 - x, 0 - x (int) -> -x                 exact
-x * 1, 1 * x, x / 1, x ^ 1 -> x             exact        broadcast cases (same type: folder)
-x * -1 -> -x                                exact
-x ^ 0 -> 1                                  exact        pow(x, 0) is 1 even for NaN (C99)
-x * 0 -> 0 (float)                          unsafe       inf * 0 and NaN * 0 are NaN; sign
-x * 0 -> 0, x - x -> 0 (int)                exact
-x - x -> 0 (float)                          unsafe       inf - inf is NaN
-x / x -> 1                                  unsafe       0/0, inf/inf; integer 0/0
-x ^ -1 -> 1 / x                             refining     1/x is correctly rounded
-x ^ 2 -> x * x                              refining     x*x is correctly rounded
-(e^x - e^-x) / 2 -> sinh x                  refining     no cancellation, no early overflow
-(e^x + e^-x) / 2 -> cosh x                  refining
-(e^x)^y -> e^(x*y)                          unsafe       x*y rounds; e^x's rounding differs
-e^x / e^y -> e^(x-y)                        unsafe       x-y rounds
-x / e^y -> x * e^-y                         unsafe       two roundings, underflow differs
-x / y^z -> x * y^-z                         unsafe
-(x/y) / (z/a) -> (x*a) / (y*z)              unsafe       reassociation
-(x/y) / z -> x / (y*z)                      unsafe       reassociation
-x / (y/z) -> (x*z) / y                      unsafe       reassociation
-x * (1/y) -> x / y                          refining     one rounding instead of two
-x / 2^k -> x * 2^-k                         exact        the reciprocal of 2^k is exact
-transpose(transpose(A, p), q) -> one        exact        (identity case: C++ folder)
-broadcast_to(broadcast_to x) -> one         exact
-op(x, broadcast_to y) -> op(x, y)           exact        when the op broadcasts y the same way
-reduce(broadcast_to x) -> scaled reduce(x)  refining     n*v instead of v+...+v
-transpose(dot(a, b)) -> dot(bT, aT)         exact        when fewer elements get transposed
-dot(aT, bT) -> transpose(dot(b, a))         exact        likewise (both transposes die)
-op(aT, bT) -> transpose(op(a, b))           exact        elementwise, same shapes, both die
-a - (-b) -> a + b, a + (-b) -> a - b        exact
-(-a) * (-b) -> a * b                        exact
-(-a) / (-b) -> a / b (float)                exact
-log(exp x) -> x                             refining     exact in reals; no overflow of e^x
-exp(log x) -> x                             unsafe       NaN for x < 0 becomes x
-==========================================  ===========  =====================================
+=======================  ====================================  ===========  ==============================
+rule                     rewrite                               exactness    why
+=======================  ====================================  ===========  ==============================
+add_zero                 x + 0.0, 0.0 + x -> x                 signed-zero  -0.0 + 0.0 is +0.0
+add_exact_zero           x + -0.0, x + 0 (int) -> x            exact        (same type: C++ folder)
+sub_zero                 x - 0 -> x                            exact        (same type: C++ folder)
+zero_sub                 0.0 - x -> -x                         signed-zero  0.0 - 0.0 is +0.0
+exact_zero_sub           -0.0 - x, 0 - x (int) -> -x           exact
+mul_one                  x * 1, 1 * x -> x                     exact        (same type: C++ folder)
+mul_minus_one            x * -1 -> -x                          exact
+div_one                  x / 1 -> x                            exact        (same type: C++ folder)
+pow_one                  x ^ 1 -> x                            exact        (same type: C++ folder)
+pow_zero                 x ^ 0 -> 1                            exact        C99 pow(x, 0) is 1, even NaN
+mul_zero                 x * 0.0 -> 0.0                        unsafe       inf*0, NaN*0 are NaN; -x*0
+int_mul_zero             x * 0 -> 0 (int)                      exact
+sub_self                 x - x -> 0.0                          unsafe       inf - inf is NaN
+int_sub_self             x - x -> 0 (int)                      exact
+div_self                 x / x -> 1                            unsafe       0/0, inf/inf; integer 0/0
+pow_minus_one            x ^ -1 -> 1 / x                       refining     1/x is correctly rounded
+pow_two                  x ^ 2 -> x * x                        refining     x*x is correctly rounded
+sinh_of_exps             (e^x - e^-x) / 2 -> sinh x            refining     no cancellation, no overflow
+cosh_of_exps             (e^x + e^-x) / 2 -> cosh x            refining     no early overflow
+pow_of_exp               (e^x)^y -> e^(x*y)                    unsafe       x*y rounds, e^x's error grows
+div_of_exps              e^x / e^y -> e^(x-y)                  unsafe       x-y rounds
+div_by_exp               x / e^y -> x * e^-y                   unsafe       two roundings; underflow
+div_by_pow               x / y^z -> x * y^-z                   unsafe       two roundings
+mul_reciprocal           x * (1/y) -> x / y                    refining     one rounding instead of two
+div_by_power_of_two      x / 2^k -> x * 2^-k                   exact        2^-k is exact (normal)
+div_of_quotients         (x/y) / (z/a) -> (x*a) / (y*z)        unsafe       reassociation
+div_of_quotient          (x/y) / z -> x / (y*z)                unsafe       reassociation
+div_by_quotient          x / (y/z) -> (x*z) / y                unsafe       reassociation
+sub_of_neg               a - (-b) -> a + b                     exact
+add_of_neg               a + (-b) -> a - b, (-a) + b -> b - a  exact
+mul_of_negs              (-a) * (-b) -> a * b                  exact
+div_of_negs              (-a) / (-b) -> a / b (float)          exact
+log_of_exp               log(exp x) -> x                       refining     exact in the reals; no overflow
+exp_of_log               exp(log x) -> x                       unsafe       NaN for x < 0 becomes x
+transpose_of_transpose   transpose(transpose x) -> one         exact        (identity: C++ folder)
+broadcast_of_broadcast   broadcast_to(broadcast_to x) -> one   exact
+implicit_broadcast       op(x, broadcast_to y) -> op(x, y)     exact        the op broadcasts y the same
+reduce_of_broadcast      reduce(broadcast_to x) -> n * red(x)  refining     n*v instead of v+...+v
+binary_of_transposes     op(aT, bT) -> transpose(op(a, b))     exact        two transposes become one
+transpose_of_dot         transpose(dot(a, b)) -> dot(bT, aT)   exact        if fewer elements transposed
+dot_of_transposes        dot(aT, bT) -> transpose(dot(b, a))   exact        if fewer elements transposed
+=======================  ====================================  ===========  ==============================
 
 Every rule keeps the op's result type: a replacement that the op would have
 broadcast is wrapped in ``dlvm.broadcast_to`` by the driver; rules that change
