@@ -1,0 +1,36 @@
+"""CPU back end: linalg on tensors -> vectorized, multi-threaded LLVM -> JIT.
+
+>>> from dlvm_mlir.backend import compile_cpu
+>>> exe = compile_cpu(ir_text, threads=2)          # doctest: +SKIP
+>>> y = exe("main", x, w)                          # doctest: +SKIP
+
+* :func:`lower_to_llvm_cpu` - the pipeline (one function per stage, see
+  :mod:`dlvm_mlir.backend.cpu`), usable on its own to inspect any stage;
+* :class:`CpuExecutable` - JIT + numpy calling glue;
+* :func:`compile_cpu` - both, with in-process and on-disk caching.
+"""
+
+from .cache import cache_stats, clear_memory_cache, compile_cpu, default_cache_dir
+from .cpu import CPU_STAGES, CpuOptions, LoweringResult, entry_point_signatures, lower_to_llvm_cpu
+from .runtime import CpuExecutable, ExecutionError, FunctionSignature, ValueSpec
+from .schedule import ScheduleOptions
+from .target import CpuTarget, host_target
+
+__all__ = [
+    "CPU_STAGES",
+    "CpuExecutable",
+    "CpuOptions",
+    "CpuTarget",
+    "ExecutionError",
+    "FunctionSignature",
+    "LoweringResult",
+    "ScheduleOptions",
+    "ValueSpec",
+    "cache_stats",
+    "clear_memory_cache",
+    "compile_cpu",
+    "default_cache_dir",
+    "entry_point_signatures",
+    "host_target",
+    "lower_to_llvm_cpu",
+]

@@ -1,0 +1,182 @@
+"""Static description of a linalg op's loop nest, read through the bindings.
+
+The schedules only need the static loop extents, the iterator kinds, the
+element widths and, for contractions and convolutions, which loop plays which
+role.  :func:`analyze_linalg_op` extracts exactly that from any structured
+linalg op (named or generic) with static shapes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import linalg
+
+__all__ = ["ContractionLoops", "ConvolutionLoops", "LoopNest", "analyze_linalg_op"]
+
+
+@dataclass(frozen=True)
+class ContractionLoops:
+    """Loop positions of a contraction: ``C[b, m, n] += A[b, m, k] * B[b, k, n]``."""
+
+    batch: tuple[int, ...]
+    m: tuple[int, ...]
+    n: tuple[int, ...]
+    k: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ConvolutionLoops:
+    """Loop positions of a convolution or pooling op."""
+
+    batch: tuple[int, ...]
+    output_image: tuple[int, ...]
+    output_channel: tuple[int, ...]
+    filter_loop: tuple[int, ...]
+    input_channel: tuple[int, ...]
+    depth: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class LoopNest:
+    """What the schedules know about one linalg op."""
+
+    op_name: str
+    ranges: tuple[int, ...]
+    iterators: tuple[str, ...]
+    element_bytes: int
+    vectorizable: bool
+    transposed_input: bool
+    contraction: ContractionLoops | None = None
+    convolution: ConvolutionLoops | None = None
+
+    @property
+    def rank(self) -> int:
+        return len(self.ranges)
+
+    @property
+    def parallel_dims(self) -> tuple[int, ...]:
+        return tuple(d for d, it in enumerate(self.iterators) if it == "parallel")
+
+    @property
+    def reduction_dims(self) -> tuple[int, ...]:
+        return tuple(d for d, it in enumerate(self.iterators) if it == "reduction")
+
+    @property
+    def iterations(self) -> int:
+        total = 1
+        for extent in self.ranges:
+            total *= extent
+        return total
+
+
+def _element_type(value_type: ir.Type) -> ir.Type:
+    if isinstance(value_type, ir.ShapedType):
+        return ir.ShapedType(value_type).element_type
+    return value_type
+
+
+def _bit_width(element_type: ir.Type) -> int | None:
+    if isinstance(element_type, ir.IntegerType):
+        return ir.IntegerType(element_type).width
+    if isinstance(element_type, ir.IndexType):
+        return 64
+    for cls in (ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type):
+        if isinstance(element_type, cls):
+            return {ir.F16Type: 16, ir.BF16Type: 16, ir.F32Type: 32, ir.F64Type: 64}[cls]
+    return None
+
+
+def _dim_position(expr: ir.AffineExpr) -> int | None:
+    if isinstance(expr, ir.AffineDimExpr):
+        return ir.AffineDimExpr(expr).position
+    return None
+
+
+def _loop_ranges(operands: list[ir.Value], maps: list[ir.AffineMap]) -> list[int | None]:
+    ranges: list[int | None] = [None] * maps[0].n_dims
+    for value, amap in zip(operands, maps):
+        if not isinstance(value.type, ir.ShapedType):
+            continue
+        shaped = ir.ShapedType(value.type)
+        if not shaped.has_rank:
+            return ranges
+        shape = shaped.shape
+        for pos, expr in enumerate(amap.results):
+            dim = _dim_position(expr)
+            if dim is not None and ranges[dim] is None and pos < len(shape):
+                ranges[dim] = None if shape[pos] < 0 else shape[pos]
+    return ranges
+
+
+def _contraction_loops(op: ir.Operation) -> ContractionLoops | None:
+    if not linalg.isa_contraction_op(op):
+        return None
+    dims = linalg.infer_contraction_dimensions(op)
+    if dims is None:
+        return None
+    return ContractionLoops(
+        batch=tuple(dims.batch), m=tuple(dims.m), n=tuple(dims.n), k=tuple(dims.k)
+    )
+
+
+def _convolution_loops(op: ir.Operation) -> ConvolutionLoops | None:
+    if not linalg.isa_convolution_op(op):
+        return None
+    dims = linalg.infer_convolution_dimensions(op)
+    if dims is None:
+        return None
+    return ConvolutionLoops(
+        batch=tuple(dims.batch),
+        output_image=tuple(dims.output_image),
+        output_channel=tuple(dims.output_channel),
+        filter_loop=tuple(dims.filter_loop),
+        input_channel=tuple(dims.input_channel),
+        depth=tuple(dims.depth),
+    )
+
+
+def _has_transposed_input(maps: list[ir.AffineMap], n_inputs: int) -> bool:
+    """True when an input is read with a permutation that moves the innermost loop."""
+    for amap in maps[:n_inputs]:
+        positions = [_dim_position(e) for e in amap.results]
+        if None in positions or len(positions) < 2:
+            continue
+        if positions != sorted(positions):
+            return True
+    return False
+
+
+def analyze_linalg_op(op: ir.Operation) -> LoopNest | None:
+    """Describe ``op``'s loop nest, or ``None`` for non-structured or dynamic ops."""
+    maps_attr = linalg.get_indexing_maps(op)
+    if maps_attr is None or len(maps_attr) == 0:
+        return None
+    maps = [ir.AffineMapAttr(a).value for a in maps_attr]
+    operands = list(op.operands)
+    if len(operands) != len(maps):
+        return None
+    ranges = _loop_ranges(operands, maps)
+    if any(r is None for r in ranges):
+        return None
+    n_outputs = len(op.results) if len(op.results) else 1
+    output_dims = {
+        d for amap in maps[-n_outputs:] for e in amap.results if (d := _dim_position(e)) is not None
+    }
+    iterators = tuple(
+        "parallel" if d in output_dims else "reduction" for d in range(len(ranges))
+    )
+    widths = [_bit_width(_element_type(v.type)) for v in operands]
+    vectorizable = all(w is not None and w >= 8 for w in widths)
+    element_bytes = max((w or 8) for w in widths) // 8
+    return LoopNest(
+        op_name=op.name,
+        ranges=tuple(int(r) for r in ranges if r is not None),
+        iterators=iterators,
+        element_bytes=max(1, element_bytes),
+        vectorizable=vectorizable,
+        transposed_input=_has_transposed_input(maps, len(operands) - n_outputs),
+        contraction=_contraction_loops(op),
+        convolution=_convolution_loops(op),
+    )

@@ -1,0 +1,458 @@
+"""The CPU pipeline: linalg on tensors -> LLVM dialect, one function per stage.
+
+Input: a module of ``func`` / ``scf`` / ``cf`` / ``linalg`` / ``tensor`` /
+``arith`` / ``math`` ops on ranked, statically shaped tensors.  Output: the
+same module in the LLVM dialect, ready for the ExecutionEngine.
+
+Stages (each takes the module and the options and rewrites the module in
+place; :data:`CPU_STAGES` lists them in order and any stage's IR can be dumped
+with ``dump_dir=``, ``on_stage=`` or ``$DLVM_MLIR_DUMP_DIR``):
+
+``entry-points``
+    every public function becomes a C-interface entry point whose tensor
+    arguments are read-only and whose scalar results are returned as rank-0
+    tensors; the original body is inlined into it (recursive functions stay
+    private functions).
+``fuse``
+    elementwise ops on tensors become ``linalg.generic`` ops; named
+    elementwise / broadcast / transpose ops are generalized and chains of
+    elementwise generics are fused (named contractions stay named, so nothing
+    is fused into a matmul).
+``approximate-math``
+    f32 ``math.exp/log/tanh/erf`` become polynomial ``arith`` code
+    (:mod:`dlvm_mlir.backend.mathapprox`), so they vectorize.
+``tile-and-vectorize``
+    per-op transform-dialect schedules (:mod:`dlvm_mlir.backend.schedule`):
+    thread split with ``scf.forall``, cache and register tiles, peeling of
+    partial tiles, vectorization.
+``bufferize``
+    One-Shot Bufferize over function boundaries, results turned into
+    out-parameters, deallocation.
+``lower-vectors``
+    loop-invariant accumulator hoisting, ``vector.contract`` to FMAs,
+    n-D vectors to 1-D, leftover linalg ops to loops, ``i1`` buffers stored
+    as bytes (:mod:`dlvm_mlir.backend.boolmem`).
+``parallelize``
+    ``scf.forall`` -> ``scf.parallel`` -> async runtime tasks (one per
+    thread).
+``to-llvm``
+    everything to the LLVM dialect.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable, Sequence
+
+from mlir import ir, passmanager
+from mlir.dialects import func as func_d
+from mlir.dialects import linalg as linalg_d
+
+from .boolmem import widen_bool_memrefs
+from .mathapprox import approximate_math
+from .runtime import ExecutionError, FunctionSignature, spec_from_type
+from .schedule import (
+    PRE_BUFFERIZE_CLEANUP,
+    OpScheduleRecord,
+    ScheduleOptions,
+    apply_op_schedules,
+    post_bufferize_script,
+    run_transform_script,
+)
+from .target import CpuTarget, host_target
+
+__all__ = [
+    "CpuOptions",
+    "LoweringResult",
+    "CPU_STAGES",
+    "lower_to_llvm_cpu",
+    "entry_point_signatures",
+]
+
+IMPL_SUFFIX = "__dlvm_impl"
+
+#: named linalg ops generalized before elementwise fusion
+_FUSIBLE_NAMED_OPS = (
+    "linalg.add", "linalg.sub", "linalg.mul", "linalg.div", "linalg.div_unsigned",
+    "linalg.max", "linalg.min", "linalg.powf", "linalg.exp", "linalg.log", "linalg.abs",
+    "linalg.ceil", "linalg.floor", "linalg.negf", "linalg.reciprocal", "linalg.round",
+    "linalg.sqrt", "linalg.rsqrt", "linalg.square", "linalg.tanh", "linalg.erf",
+    "linalg.select", "linalg.elementwise", "linalg.map", "linalg.broadcast",
+    "linalg.transpose", "linalg.copy",
+)
+
+
+@dataclass(frozen=True)
+class CpuOptions:
+    """Options of the CPU pipeline and JIT."""
+
+    threads: int = 2
+    opt_level: int = 3
+    vectorize: bool = True
+    fuse_elementwise: bool = True
+    #: replace f32 tanh/exp/log/erf/... by vectorizable polynomial approximations
+    fast_math_approximations: bool = True
+    schedule: ScheduleOptions = field(default_factory=ScheduleOptions)
+    target: CpuTarget = field(default_factory=host_target)
+
+    def __post_init__(self) -> None:
+        if self.threads < 1:
+            raise ValueError(f"threads must be >= 1, got {self.threads}")
+        if self.schedule.threads != self.threads or self.schedule.vectorize != self.vectorize:
+            object.__setattr__(
+                self, "schedule", replace(self.schedule, threads=self.threads, vectorize=self.vectorize)
+            )
+
+    def key(self) -> str:
+        """Stable text identifying everything that affects the generated code."""
+        return repr(
+            (self.threads, self.opt_level, self.vectorize, self.fuse_elementwise,
+             self.fast_math_approximations, self.schedule, self.target.key())
+        )
+
+
+@dataclass
+class LoweringResult:
+    """The lowered module plus what the pipeline learned on the way."""
+
+    module: ir.Module
+    signatures: list[FunctionSignature]
+    schedules: list[OpScheduleRecord] = field(default_factory=list)
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def uses_async_runtime(self) -> bool:
+        return "mlirAsyncRuntime" in str(self.module)
+
+
+def _run_passes(module: ir.Module, pipeline: str) -> None:
+    with module.context:
+        pm = passmanager.PassManager.parse(f"builtin.module({pipeline})")
+        pm.run(module.operation)
+
+
+def _functions(module: ir.Module) -> list[func_d.FuncOp]:
+    return [op for op in module.body.operations if isinstance(op, func_d.FuncOp)]
+
+
+def _is_public_definition(fn: func_d.FuncOp) -> bool:
+    visibility = fn.attributes["sym_visibility"] if "sym_visibility" in fn.attributes else None
+    is_public = visibility is None or ir.StringAttr(visibility).value == "public"
+    return is_public and len(fn.body.blocks) > 0
+
+
+# --------------------------------------------------------------------------
+# stage: entry points
+# --------------------------------------------------------------------------
+
+
+def entry_point_signatures(module: ir.Module) -> list[FunctionSignature]:
+    """Signatures of the public functions (before ``entry-points`` runs)."""
+    signatures = []
+    for fn in _functions(module):
+        if not _is_public_definition(fn):
+            continue
+        ftype = fn.type
+        name = ir.StringAttr(fn.attributes["sym_name"]).value
+        try:
+            inputs = tuple(spec_from_type(t) for t in ftype.inputs)
+            results = tuple(spec_from_type(t) for t in ftype.results)
+        except ExecutionError as exc:
+            raise ExecutionError(f"@{name}: {exc}") from exc
+        signatures.append(FunctionSignature(name=name, inputs=inputs, results=results))
+    return signatures
+
+
+def _signature_text(ftype: ir.FunctionType) -> str:
+    ins = ", ".join(str(t) for t in ftype.inputs)
+    outs = ", ".join(str(t) for t in ftype.results)
+    return f"({ins}) -> ({outs})"
+
+
+def _entry_wrapper_text(name: str, impl: str, ftype: ir.FunctionType) -> str:
+    """A public C-interface function calling ``impl``; scalar results become rank-0 tensors."""
+    args, arg_uses = [], []
+    for i, t in enumerate(ftype.inputs):
+        attr = " {bufferization.writable = false}" if isinstance(t, ir.RankedTensorType) else ""
+        args.append(f"%a{i}: {t}{attr}")
+        arg_uses.append(f"%a{i}")
+    in_types = ", ".join(str(t) for t in ftype.inputs)
+    out_types = ", ".join(str(t) for t in ftype.results)
+    lines = []
+    n_results = len(ftype.results)
+    call = f"func.call @{impl}({', '.join(arg_uses)}) : ({in_types}) -> ({out_types})"
+    lines.append(f"  %r:{n_results} = {call}" if n_results else f"  {call}")
+    returned, returned_types = [], []
+    for i, t in enumerate(ftype.results):
+        if isinstance(t, ir.RankedTensorType):
+            returned.append(f"%r#{i}")
+            returned_types.append(str(t))
+        else:
+            lines.append(f"  %t{i} = tensor.from_elements %r#{i} : tensor<{t}>")
+            returned.append(f"%t{i}")
+            returned_types.append(f"tensor<{t}>")
+    ret = f"  func.return {', '.join(returned)} : {', '.join(returned_types)}" if returned else "  func.return"
+    lines.append(ret)
+    header = (
+        f"func.func @{name}({', '.join(args)}) -> ({', '.join(returned_types)}) "
+        "attributes {llvm.emit_c_interface} {"
+    )
+    return "\n".join([header, *lines, "}"])
+
+
+def stage_entry_points(module: ir.Module, options: CpuOptions) -> None:
+    """Wrap each public function into a C-interface entry point and inline."""
+    with module.context, ir.Location.unknown():
+        wrappers: list[str] = []
+        declarations: list[str] = []
+        for fn in _functions(module):
+            if not _is_public_definition(fn):
+                continue
+            name = ir.StringAttr(fn.attributes["sym_name"]).value
+            impl = name + IMPL_SUFFIX
+            ir.SymbolTable.replace_all_symbol_uses(name, impl, module.operation)
+            ir.SymbolTable.set_symbol_name(fn, impl)
+            fn.attributes["sym_visibility"] = ir.StringAttr.get("private")
+            wrappers.append(_entry_wrapper_text(name, impl, fn.type))
+            declarations.append(f"func.func private @{impl}{_signature_text(fn.type)}")
+        if wrappers:
+            # the declarations only make the wrappers verify on their own
+            parsed = ir.Module.parse("\n".join(declarations + wrappers))
+            for op in list(parsed.body.operations)[len(declarations) :]:
+                op.detach_from_parent()
+                module.body.append(op)
+    _run_passes(module, "inline,symbol-dce,canonicalize,cse")
+
+
+# --------------------------------------------------------------------------
+# stage: fusion
+# --------------------------------------------------------------------------
+
+
+def _generalize_script() -> str:
+    names = ", ".join(f'"{n}"' for n in _FUSIBLE_NAMED_OPS)
+    return (
+        "module attributes {transform.with_named_sequence} {\n"
+        "  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {\n"
+        f"    %ops = transform.structured.match ops{{[{names}]}} in %root"
+        " : (!transform.any_op) -> !transform.any_op\n"
+        "    %g = transform.structured.generalize %ops : (!transform.any_op) -> !transform.any_op\n"
+        "    transform.yield\n"
+        "  }\n"
+        "}\n"
+    )
+
+
+def stage_fuse(module: ir.Module, options: CpuOptions) -> None:
+    """Elementwise ops -> generic ops, then fuse elementwise producers into consumers."""
+    _run_passes(module, "func.func(convert-elementwise-to-linalg),linalg-specialize-generic-ops")
+    if not options.fuse_elementwise:
+        return
+    run_transform_script(module, _generalize_script())
+    _run_passes(module, "linalg-fuse-elementwise-ops,canonicalize,cse")
+
+
+# --------------------------------------------------------------------------
+# stage: math approximations
+# --------------------------------------------------------------------------
+
+
+def stage_approximate_math(module: ir.Module, options: CpuOptions) -> None:
+    """f32/f16 exp, log, tanh, erf -> arith polynomials (vectorizable, no libm calls)."""
+    if options.fast_math_approximations:
+        approximate_math(module)
+        _run_passes(module, "canonicalize,cse")
+
+
+# --------------------------------------------------------------------------
+# stage: tiling and vectorization
+# --------------------------------------------------------------------------
+
+
+def stage_tile_and_vectorize(module: ir.Module, options: CpuOptions) -> list[OpScheduleRecord]:
+    """Apply the per-op transform schedules, then vector cleanups on tensors."""
+    records = apply_op_schedules(module, options.target, options.schedule)
+    run_transform_script(module, PRE_BUFFERIZE_CLEANUP)
+    return records
+
+
+# --------------------------------------------------------------------------
+# stage: bufferization
+# --------------------------------------------------------------------------
+
+
+def _is_contiguous(memref_type: ir.MemRefType) -> bool:
+    layout = memref_type.layout
+    if isinstance(layout, ir.AffineMapAttr):
+        return layout.value == ir.AffineMap.get_identity(memref_type.rank)
+    strides, _ = memref_type.get_strides_and_offset()
+    expected, running = [], 1
+    for size in reversed(memref_type.shape):
+        expected.append(running)
+        running *= size
+    return memref_type.has_static_shape and list(strides) == expected[::-1]
+
+
+def rewrite_strided_copies(module: ir.Module) -> int:
+    """Turn ``memref.copy`` between non-contiguous memrefs into ``linalg.copy``.
+
+    The LLVM lowering of such copies calls ``memrefCopy`` from
+    ``libmlir_c_runner_utils.so``, which must not be loaded in-process; a
+    ``linalg.copy`` becomes plain loops instead.  Returns how many were rewritten.
+    """
+    copies: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "memref.copy":
+            types = [ir.MemRefType(v.type) for v in op.operands if isinstance(v.type, ir.MemRefType)]
+            if len(types) != 2 or not all(_is_contiguous(t) for t in types):
+                copies.append(op)
+        return ir.WalkResult.ADVANCE
+
+    with module.context, ir.Location.unknown():
+        module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+        for op in copies:
+            with ir.InsertionPoint(op):
+                linalg_d.copy(op.operands[0], outs=[op.operands[1]])
+            op.erase()
+    return len(copies)
+
+
+def stage_bufferize(module: ir.Module, options: CpuOptions) -> None:
+    """Tensors -> memrefs; results become caller-allocated out-parameters."""
+    _run_passes(
+        module,
+        "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
+        "one-shot-bufferize{bufferize-function-boundaries "
+        "function-boundary-type-conversion=identity-layout-map "
+        "unknown-type-conversion=identity-layout-map allow-return-allocs-from-loops},"
+        "buffer-results-to-out-params{hoist-static-allocs modify-public-functions},"
+        "canonicalize,cse",
+    )
+    rewrite_strided_copies(module)
+    _run_passes(module, "func.func(buffer-hoisting,buffer-loop-hoisting),buffer-deallocation-pipeline,canonicalize")
+
+
+# --------------------------------------------------------------------------
+# stage: vector lowering
+# --------------------------------------------------------------------------
+
+
+def stage_lower_vectors(module: ir.Module, options: CpuOptions) -> None:
+    """Hoist accumulators, lower vector ops to 1-D, approximate math ops."""
+    run_transform_script(module, post_bufferize_script(options.target.vector_bits))
+    passes = ["convert-vector-to-scf{full-unroll}", "convert-linalg-to-loops", "canonicalize", "cse"]
+    _run_passes(module, ",".join(passes))
+    widen_bool_memrefs(module)
+
+
+# --------------------------------------------------------------------------
+# stage: parallelization
+# --------------------------------------------------------------------------
+
+
+def stage_parallelize(module: ir.Module, options: CpuOptions) -> None:
+    """``scf.forall`` -> ``scf.parallel`` -> tasks on the async runtime's thread pool."""
+    passes = ["scf-forall-to-parallel"]
+    if options.threads > 1:
+        passes += [
+            f"async-parallel-for{{async-dispatch=false num-workers={options.threads} min-task-size=1}}",
+            "async-to-async-runtime",
+            "async-runtime-ref-counting",
+            "async-runtime-ref-counting-opt",
+            "convert-async-to-llvm",
+        ]
+    else:
+        passes.append("scf-parallel-for-to-nested-fors")
+    _run_passes(module, ",".join(passes))
+
+
+# --------------------------------------------------------------------------
+# stage: LLVM
+# --------------------------------------------------------------------------
+
+
+def stage_to_llvm(module: ir.Module, options: CpuOptions) -> None:
+    """Everything else to the LLVM dialect."""
+    _run_passes(
+        module,
+        "convert-scf-to-cf,lower-affine,arith-expand,expand-strided-metadata,"
+        "convert-math-to-llvm,convert-math-to-libm,"
+        "convert-vector-to-llvm{reassociate-fp-reductions},"
+        "finalize-memref-to-llvm,convert-to-llvm,reconcile-unrealized-casts,"
+        "canonicalize,cse",
+    )
+
+
+StageFn = Callable[[ir.Module, CpuOptions], object]
+
+#: the pipeline, in order
+CPU_STAGES: tuple[tuple[str, StageFn], ...] = (
+    ("entry-points", stage_entry_points),
+    ("fuse", stage_fuse),
+    ("approximate-math", stage_approximate_math),
+    ("tile-and-vectorize", stage_tile_and_vectorize),
+    ("bufferize", stage_bufferize),
+    ("lower-vectors", stage_lower_vectors),
+    ("parallelize", stage_parallelize),
+    ("to-llvm", stage_to_llvm),
+)
+
+STAGE_NAMES = tuple(name for name, _ in CPU_STAGES)
+
+
+def _dump(dump_dir: Path, index: int, name: str, module: ir.Module) -> None:
+    dump_dir.mkdir(parents=True, exist_ok=True)
+    (dump_dir / f"{index:02d}-{name}.mlir").write_text(str(module))
+
+
+def lower_to_llvm_cpu(
+    module: ir.Module,
+    *,
+    threads: int = 2,
+    options: CpuOptions | None = None,
+    dump_dir: str | os.PathLike[str] | None = None,
+    on_stage: Callable[[str, ir.Module], None] | None = None,
+    stop_after: str | None = None,
+) -> LoweringResult:
+    """Lower ``module`` (linalg on tensors) to the LLVM dialect, in place.
+
+    ``options`` overrides ``threads``.  After each stage, ``on_stage(name,
+    module)`` is called and, with ``dump_dir`` (or ``$DLVM_MLIR_DUMP_DIR``), the
+    IR is written to ``NN-<stage>.mlir`` (``00-input.mlir`` is the input).
+    ``stop_after`` ends the pipeline after the named stage.
+    """
+    options = options or CpuOptions(threads=threads)
+    if stop_after is not None and stop_after not in STAGE_NAMES:
+        raise ValueError(f"unknown stage {stop_after!r}; stages: {', '.join(STAGE_NAMES)}")
+    dump_path = dump_dir or os.environ.get("DLVM_MLIR_DUMP_DIR")
+    dump_to = Path(dump_path) if dump_path else None
+    if dump_to is not None:
+        _dump(dump_to, 0, "input", module)
+    result = LoweringResult(module=module, signatures=entry_point_signatures(module))
+    for index, (name, stage) in enumerate(CPU_STAGES, start=1):
+        start = time.perf_counter()
+        try:
+            outcome = stage(module, options)
+        except ExecutionError:
+            raise
+        except Exception as exc:
+            raise ExecutionError(f"CPU pipeline stage '{name}' failed: {exc}") from exc
+        result.stage_seconds[name] = time.perf_counter() - start
+        if name == "tile-and-vectorize" and isinstance(outcome, list):
+            result.schedules = outcome
+        if dump_to is not None:
+            _dump(dump_to, index, name, module)
+        if on_stage is not None:
+            on_stage(name, module)
+        if name == stop_after:
+            break
+    return result
+
+
+def stage_functions() -> Sequence[str]:
+    """Names of the pipeline stages, in order."""
+    return STAGE_NAMES

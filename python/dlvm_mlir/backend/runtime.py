@@ -1,0 +1,379 @@
+"""Calling JIT-compiled CPU code with numpy arrays.
+
+The CPU pipeline turns every public function into an entry point with the C
+interface (``llvm.emit_c_interface``) whose results are out-parameters: the
+caller passes one memref per input and one per result, all with identity
+layout.  :class:`CpuExecutable` allocates the result arrays, builds the memref
+descriptors, calls the packed ``_mlir__mlir_ciface_<name>`` wrapper of the
+:class:`mlir.execution_engine.ExecutionEngine` and hands the arrays back.
+
+Engine lifetime: an engine that loaded ``libmlir_async_runtime.so`` resets
+the runtime's global state when it is destroyed, and the next engine using
+the runtime crashes the process.  Engines are therefore never destroyed:
+each one gets an extra reference that is never released (they are also
+cached by :mod:`dlvm_mlir.backend.cache`, so a process holds one engine per
+distinct compiled module).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+from mlir import ir
+from mlir.execution_engine import ExecutionEngine
+
+from ..errors import DLVMError
+
+__all__ = [
+    "ExecutionError",
+    "ValueSpec",
+    "FunctionSignature",
+    "CpuExecutable",
+    "runtime_library_dir",
+    "spec_from_type",
+]
+
+_ALIGNMENT = 64
+
+
+class ExecutionError(DLVMError):
+    """A compiled function was called with arguments that do not fit its type,
+    or a compiled module could not be turned into executable code."""
+
+
+# element type name (as printed by MLIR) -> numpy dtype
+_DTYPES: dict[str, np.dtype] = {
+    "f16": np.dtype(np.float16),
+    "f32": np.dtype(np.float32),
+    "f64": np.dtype(np.float64),
+    "i1": np.dtype(np.bool_),
+    "i8": np.dtype(np.int8),
+    "i16": np.dtype(np.int16),
+    "i32": np.dtype(np.int32),
+    "i64": np.dtype(np.int64),
+    "index": np.dtype(np.int64),
+}
+
+_SCALAR_CTYPES: dict[str, Any] = {
+    "f16": ctypes.c_uint16,
+    "f32": ctypes.c_float,
+    "f64": ctypes.c_double,
+    "i1": ctypes.c_bool,
+    "i8": ctypes.c_int8,
+    "i16": ctypes.c_int16,
+    "i32": ctypes.c_int32,
+    "i64": ctypes.c_int64,
+    "index": ctypes.c_int64,
+}
+
+
+@dataclass(frozen=True)
+class ValueSpec:
+    """Type of one argument or result: a ranked tensor, or a scalar (``shape is None``)."""
+
+    element: str
+    shape: tuple[int, ...] | None
+
+    @property
+    def dtype(self) -> np.dtype:
+        return _DTYPES[self.element]
+
+    @property
+    def is_scalar(self) -> bool:
+        return self.shape is None
+
+    def describe(self) -> str:
+        if self.shape is None:
+            return self.element
+        dims = "x".join(str(d) for d in self.shape)
+        return f"tensor<{dims + 'x' if dims else ''}{self.element}>"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"element": self.element, "shape": None if self.shape is None else list(self.shape)}
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> "ValueSpec":
+        shape = data["shape"]
+        return ValueSpec(element=data["element"], shape=None if shape is None else tuple(shape))
+
+
+@dataclass(frozen=True)
+class FunctionSignature:
+    """Inputs and results of one entry point, as the caller sees them."""
+
+    name: str
+    inputs: tuple[ValueSpec, ...]
+    results: tuple[ValueSpec, ...]
+
+    def describe(self) -> str:
+        ins = ", ".join(s.describe() for s in self.inputs)
+        outs = ", ".join(s.describe() for s in self.results)
+        return f"@{self.name}({ins}) -> ({outs})"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "inputs": [s.to_json() for s in self.inputs],
+            "results": [s.to_json() for s in self.results],
+        }
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> "FunctionSignature":
+        return FunctionSignature(
+            name=data["name"],
+            inputs=tuple(ValueSpec.from_json(s) for s in data["inputs"]),
+            results=tuple(ValueSpec.from_json(s) for s in data["results"]),
+        )
+
+
+def spec_from_type(value_type: ir.Type) -> ValueSpec:
+    """The :class:`ValueSpec` of an MLIR type; raises ``ExecutionError`` if unsupported."""
+    if isinstance(value_type, ir.RankedTensorType):
+        tensor = ir.RankedTensorType(value_type)
+        if not tensor.has_static_shape:
+            raise ExecutionError(f"dynamic shapes are not supported at entry points: {value_type}")
+        element = str(tensor.element_type)
+        shape: tuple[int, ...] | None = tuple(tensor.shape)
+    else:
+        element, shape = str(value_type), None
+    if element not in _DTYPES:
+        raise ExecutionError(f"unsupported element type at an entry point: {value_type}")
+    return ValueSpec(element=element, shape=shape)
+
+
+def runtime_library_dir() -> Path:
+    """Directory of the MLIR runtime libraries shipped with the ``mlir`` wheel."""
+    return Path(ir.__file__).resolve().parent / "lib"
+
+
+def _runtime_libraries(needs_async: bool) -> list[str]:
+    """Runtime libraries that are safe to load into this process.
+
+    ``libmlir_c_runner_utils.so`` is deliberately absent: it links
+    ``libMLIR.so`` and would bring a second copy of MLIR into the process.
+    """
+    lib = runtime_library_dir()
+    names = ["libmlir_runner_utils.so"]
+    if needs_async:
+        names.append("libmlir_async_runtime.so")
+    return [str(lib / name) for name in names if (lib / name).exists()]
+
+
+# Engines are kept alive for the whole process (see the module docstring).
+_LIVE_ENGINES: list[ExecutionEngine] = []
+
+
+def _keep_forever(engine: ExecutionEngine) -> None:
+    _LIVE_ENGINES.append(engine)
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(engine))
+
+
+_DESCRIPTOR_CLASSES: dict[int, type] = {}
+
+
+def _descriptor_class(rank: int) -> type:
+    """ctypes struct of a ranked memref descriptor (pointer fields untyped)."""
+    cls = _DESCRIPTOR_CLASSES.get(rank)
+    if cls is None:
+        fields: list[tuple[str, Any]] = [
+            ("allocated", ctypes.c_void_p),
+            ("aligned", ctypes.c_void_p),
+            ("offset", ctypes.c_int64),
+        ]
+        if rank:
+            fields += [("sizes", ctypes.c_int64 * rank), ("strides", ctypes.c_int64 * rank)]
+        cls = type(f"MemRefDescriptor{rank}", (ctypes.Structure,), {"_fields_": fields})
+        _DESCRIPTOR_CLASSES[rank] = cls
+    return cls
+
+
+def _descriptor(array: np.ndarray) -> ctypes.Structure:
+    """Descriptor of a C-contiguous array (strides in elements)."""
+    desc = _descriptor_class(array.ndim)()
+    desc.allocated = array.ctypes.data
+    desc.aligned = array.ctypes.data
+    desc.offset = 0
+    if array.ndim:
+        desc.sizes[:] = array.shape
+        desc.strides[:] = [s // array.itemsize for s in array.strides]
+    return desc
+
+
+def _aligned_empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """An uninitialised C-contiguous array whose data is 64-byte aligned."""
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    raw = np.empty(nbytes + _ALIGNMENT, dtype=np.uint8)
+    start = (-raw.ctypes.data) % _ALIGNMENT
+    return raw[start : start + nbytes].view(dtype).reshape(shape)
+
+
+def _scalar_value(spec: ValueSpec, value: Any, position: str) -> Any:
+    """ctypes value for a scalar argument, with a type check."""
+    dtype = spec.dtype
+    if isinstance(value, np.ndarray):
+        if value.ndim != 0:
+            raise ExecutionError(f"{position}: expected a scalar {spec.element}, got an array of shape {value.shape}")
+        value = value[()]
+    if isinstance(value, np.generic):
+        if value.dtype != dtype and not (dtype.kind == "b" and value.dtype.kind == "b"):
+            raise ExecutionError(f"{position}: expected {spec.element} ({dtype}), got {value.dtype}")
+    elif dtype.kind == "f":
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            raise ExecutionError(f"{position}: expected a float ({spec.element}), got {type(value).__name__}")
+    elif dtype.kind == "b":
+        if not isinstance(value, (bool, np.bool_)):
+            raise ExecutionError(f"{position}: expected a bool (i1), got {type(value).__name__}")
+    elif not isinstance(value, int) or isinstance(value, bool):
+        raise ExecutionError(f"{position}: expected an int ({spec.element}), got {type(value).__name__}")
+    if spec.element == "f16":
+        return _SCALAR_CTYPES["f16"](int(np.array(value, dtype=np.float16).view(np.uint16)))
+    try:
+        converted = np.array(value, dtype=dtype)
+    except OverflowError as exc:
+        raise ExecutionError(f"{position}: {value!r} does not fit in {spec.element}") from exc
+    return _SCALAR_CTYPES[spec.element](converted.item())
+
+
+def _tensor_array(spec: ValueSpec, value: Any, position: str) -> np.ndarray:
+    """C-contiguous array for a tensor argument, with shape and dtype checks."""
+    assert spec.shape is not None
+    if not isinstance(value, np.ndarray):
+        if spec.shape == () and isinstance(value, (int, float, bool, np.generic)):
+            value = np.asarray(_python_scalar_as(spec, value, position))
+        else:
+            raise ExecutionError(
+                f"{position}: expected a numpy array for {spec.describe()}, got {type(value).__name__}"
+            )
+    if value.dtype != spec.dtype:
+        raise ExecutionError(
+            f"{position}: dtype mismatch: expected {spec.dtype} for {spec.describe()}, got {value.dtype}"
+        )
+    if tuple(value.shape) != spec.shape:
+        raise ExecutionError(
+            f"{position}: shape mismatch: expected {spec.shape} for {spec.describe()}, got {tuple(value.shape)}"
+        )
+    if not value.flags.c_contiguous or not value.dtype.isnative:
+        value = np.ascontiguousarray(value, dtype=spec.dtype)
+    return value
+
+
+def _python_scalar_as(spec: ValueSpec, value: Any, position: str) -> np.generic:
+    if isinstance(value, np.generic):
+        if value.dtype != spec.dtype:
+            raise ExecutionError(f"{position}: dtype mismatch: expected {spec.dtype}, got {value.dtype}")
+        return value
+    _scalar_value(spec, value, position)  # type check only
+    return spec.dtype.type(value)
+
+
+class _EntryPoint:
+    """One callable entry point of a :class:`CpuExecutable`."""
+
+    def __init__(self, signature: FunctionSignature, address: int) -> None:
+        self.signature = signature
+        self._function = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
+        self._arity = len(signature.inputs) + len(signature.results)
+
+    def __call__(self, *args: Any) -> Any:
+        sig = self.signature
+        if len(args) != len(sig.inputs):
+            raise ExecutionError(
+                f"@{sig.name} takes {len(sig.inputs)} argument(s), got {len(args)}: {sig.describe()}"
+            )
+        keep: list[Any] = []
+        slots = (ctypes.c_void_p * self._arity)()
+        for i, (spec, value) in enumerate(zip(sig.inputs, args)):
+            position = f"@{sig.name} argument #{i}"
+            if spec.is_scalar:
+                cvalue = _scalar_value(spec, value, position)
+                keep.append(cvalue)
+                slots[i] = ctypes.addressof(cvalue)
+            else:
+                slots[i] = self._memref_slot(_tensor_array(spec, value, position), keep)
+        outputs = [_aligned_empty(spec.shape or (), spec.dtype) for spec in sig.results]
+        for j, array in enumerate(outputs):
+            slots[len(sig.inputs) + j] = self._memref_slot(array, keep)
+        self._function(ctypes.addressof(slots))
+        values = [out[()] if spec.is_scalar else out for spec, out in zip(sig.results, outputs)]
+        if len(values) == 1:
+            return values[0]
+        return tuple(values)
+
+    @staticmethod
+    def _memref_slot(array: np.ndarray, keep: list[Any]) -> int:
+        desc = _descriptor(array)
+        pointer = ctypes.c_void_p(ctypes.addressof(desc))
+        keep.extend((array, desc, pointer))
+        return ctypes.addressof(pointer)
+
+
+class CpuExecutable:
+    """A JIT-compiled module: call its entry points with numpy arrays.
+
+    ``exe("f", a, b)`` or ``exe.f(a, b)`` returns one array, or a tuple for
+    several results; scalar (non-tensor) results come back as numpy scalars.
+    Arguments are checked against the function type and a mismatch raises
+    :class:`ExecutionError`.
+    """
+
+    def __init__(
+        self,
+        llvm_module: ir.Module,
+        signatures: Sequence[FunctionSignature],
+        *,
+        opt_level: int = 3,
+        needs_async: bool | None = None,
+    ) -> None:
+        if needs_async is None:
+            needs_async = "mlirAsyncRuntime" in str(llvm_module)
+        self.signatures = {sig.name: sig for sig in signatures}
+        self.needs_async = needs_async
+        self._context = llvm_module.context
+        try:
+            engine = ExecutionEngine(
+                llvm_module, opt_level=opt_level, shared_libs=_runtime_libraries(needs_async)
+            )
+        except RuntimeError as exc:
+            raise ExecutionError(f"could not create the execution engine: {exc}") from exc
+        _keep_forever(engine)
+        self._engine = engine
+        self._entries: dict[str, _EntryPoint] = {}
+        #: the pipeline's LoweringResult when this process compiled the module
+        #: (``None`` after a disk-cache hit)
+        self.lowering: Any = None
+
+    def entry(self, name: str) -> Callable[..., Any]:
+        """The callable for entry point ``name``."""
+        entry = self._entries.get(name)
+        if entry is None:
+            signature = self.signatures.get(name)
+            if signature is None:
+                known = ", ".join(sorted(self.signatures)) or "none"
+                raise ExecutionError(f"no entry point @{name} (entry points: {known})")
+            address = self._engine.raw_lookup("_mlir_ciface_" + name)
+            if not address:
+                raise ExecutionError(f"entry point @{name} is missing from the compiled code")
+            entry = _EntryPoint(signature, address)
+            self._entries[name] = entry
+        return entry
+
+    def __call__(self, name: str, *args: Any) -> Any:
+        return self.entry(name)(*args)
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name.startswith("_") or name not in self.__dict__.get("signatures", {}):
+            raise AttributeError(name)
+        return self.entry(name)
+
+    def dump_object_file(self, path: str | os.PathLike[str]) -> None:
+        """Write the compiled machine code as an object file (for disassembly)."""
+        self._engine.dump_to_object_file(str(path))
+
+    def __repr__(self) -> str:
+        names = ", ".join(sig.describe() for sig in self.signatures.values())
+        return f"CpuExecutable({names})"

@@ -1,0 +1,510 @@
+"""Transform-dialect schedules for linalg ops on tensors (CPU).
+
+Each linalg op gets a :class:`Plan` computed in Python from its static loop
+nest (:mod:`dlvm_mlir.backend.analysis`) and the host (:class:`CpuTarget`):
+
+* ``contraction`` (matmul, batch_matmul, transposed variants): the work is
+  split over threads with ``tile_using_forall``, tiled for the caches, tiled
+  again into a register tile (e.g. 8x32x4 on AVX-512, 4x16x4 on AVX2) and
+  vectorized into ``vector.contract``;
+* ``convolution`` (conv / pooling / depthwise): tiled to unit output rows
+  and filter rows, decomposed into 1-D convolutions and vectorized;
+* ``generic`` (elementwise chains, reductions, broadcasts, transposes, fills,
+  matvec, ...): split over threads, tiled to a few vector registers with the
+  reduction loops innermost, vectorized.
+
+Tile sizes at the thread and cache levels always divide the extents; register
+tiles may not, and those loops are peeled (``transform.loop.peel``), which
+leaves static full tiles plus static remainder tiles: every piece can be
+vectorized, whatever the shape.  Each plan is rendered to transform IR and
+applied to its op alone (:func:`apply_op_schedules`); a plan that fails leaves
+the op scalar instead of failing the compilation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mlir import ir
+from mlir.dialects.transform import interpreter
+
+from .analysis import LoopNest, analyze_linalg_op
+from .target import CpuTarget
+from .tiling import best_divisor, pick_thread_dim
+
+__all__ = [
+    "SCHEDULE_ID_ATTR",
+    "ScheduleOptions",
+    "TileLevel",
+    "Plan",
+    "OpScheduleRecord",
+    "plan_for",
+    "render_plan",
+    "apply_op_schedules",
+    "run_transform_script",
+    "PRE_BUFFERIZE_CLEANUP",
+    "post_bufferize_script",
+]
+
+SCHEDULE_ID_ATTR = "dlvm.schedule_id"
+
+ANY = "!transform.any_op"
+
+
+@dataclass(frozen=True)
+class ScheduleOptions:
+    """Knobs of the CPU schedules; defaults are derived from the target."""
+
+    threads: int = 2
+    #: minimum iteration count (generic ops) worth splitting over threads
+    min_parallel_iterations: int = 1 << 15
+    #: minimum multiply-adds (contractions) worth splitting over threads
+    min_parallel_flops: int = 1 << 16
+    #: register tile (m, n, k) for contractions; ``None``: from the target
+    register_tile: tuple[int, int, int] | None = None
+    #: cache tile targets (m, n, k) for contractions
+    cache_tile: tuple[int, int, int] = (64, 256, 256)
+    #: vector registers one generic-op tile may occupy
+    generic_tile_vectors: int = 4
+    vectorize: bool = True
+
+
+@dataclass(frozen=True)
+class TileLevel:
+    """One ``tile_using_for`` level: sizes per loop (0 = untiled)."""
+
+    sizes: tuple[int, ...]
+    interchange: tuple[int, ...] | None = None
+    #: loop extents at this level (to know which generated loops to peel)
+    extents: tuple[int, ...] = ()
+
+    def loop_order(self) -> list[int]:
+        """Loop positions that get an ``scf.for``, outermost first."""
+        order = list(self.interchange) if self.interchange else list(range(len(self.sizes)))
+        return [d for d in order if self.sizes[d] != 0]
+
+    def peeled(self) -> list[bool]:
+        """For each generated loop (outermost first): is it peeled?"""
+        return [self.extents[d] % self.sizes[d] != 0 for d in self.loop_order()]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How one linalg op is tiled and vectorized."""
+
+    kind: str
+    thread_tiles: tuple[int, ...] | None = None
+    levels: tuple[TileLevel, ...] = ()
+    decompose: bool = False
+    vectorize: bool = True
+    note: str = ""
+
+
+@dataclass
+class OpScheduleRecord:
+    """What happened to one op (for reports and debugging)."""
+
+    op_name: str
+    ranges: tuple[int, ...]
+    plan: Plan
+    applied: bool = False
+    error: str = ""
+    fallback: str = ""
+    script: str = field(default="", repr=False)
+
+
+# --------------------------------------------------------------------------
+# planning
+# --------------------------------------------------------------------------
+
+
+def _register_tile(target: CpuTarget, nest: LoopNest, options: ScheduleOptions) -> tuple[int, int, int]:
+    if options.register_tile is not None:
+        return options.register_tile
+    lanes = target.lanes(nest.element_bytes)
+    rows = 8 if target.vector_registers >= 32 else 4
+    return rows, 2 * lanes if target.vector_registers >= 32 else lanes * 2, 4
+
+
+def _thread_tiles(
+    nest: LoopNest, candidates: list[int], threads: int, quanta: dict[int, int] | None = None
+) -> tuple[tuple[int, ...] | None, tuple[int, ...]]:
+    """Forall tile sizes and the per-task extents after the split."""
+    extents = list(nest.ranges)
+    choice = pick_thread_dim({d: nest.ranges[d] for d in candidates}, threads, quanta)
+    if choice is None:
+        return None, tuple(extents)
+    dim, chunk = choice
+    tiles = [0] * nest.rank
+    tiles[dim] = chunk
+    extents[dim] = chunk
+    return tuple(tiles), tuple(extents)
+
+
+def _reduction_register_tile(extent: int, preferred: int) -> int:
+    """Register tile of a contraction's k loop (0: take the whole extent).
+
+    Short reductions are unrolled completely; otherwise a divisor close to the
+    preferred size avoids a remainder, and only prime-ish extents get peeled.
+    """
+    if extent <= 4 * preferred:
+        return 0
+    size = best_divisor(extent, preferred)
+    return size if size * 2 > preferred else preferred
+
+
+def _contraction_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -> Plan:
+    con = nest.contraction
+    assert con is not None
+    m, n, k = con.m[0], con.n[0], con.k[-1]
+    rm, rn, rk = _register_tile(target, nest, options)
+    flops = nest.iterations
+    thread_tiles, extents = None, nest.ranges
+    if options.threads > 1 and flops >= options.min_parallel_flops:
+        candidates = list(con.batch) + [m, n]
+        thread_tiles, extents = _thread_tiles(nest, candidates, options.threads, {m: rm, n: rn})
+    levels: list[TileLevel] = []
+    tm_target, tn_target, tk_target = options.cache_tile
+    cache = [0] * nest.rank
+    cache_targets = {m: (tm_target, rm), n: (tn_target, rn), k: (tk_target, rk)}
+    for dim, (goal, quantum) in cache_targets.items():
+        if extents[dim] > goal:
+            size = best_divisor(extents[dim], goal, quantum)
+            if size >= quantum:
+                cache[dim] = size
+    if any(cache):
+        levels.append(TileLevel(sizes=tuple(cache), extents=tuple(extents)))
+        extents = tuple(c if c else e for c, e in zip(cache, extents))
+    register = [0] * nest.rank
+    for dim in con.batch:
+        register[dim] = 1 if extents[dim] > 1 else 0
+    for dim in con.k[:-1]:
+        register[dim] = 1 if extents[dim] > 1 else 0
+    for dim, size in ((m, rm), (n, rn)):
+        register[dim] = 0 if extents[dim] <= size else size
+    register[k] = _reduction_register_tile(extents[k], rk)
+    order = list(con.batch) + list(con.k[:-1]) + [m, n, k]
+    order += [d for d in range(nest.rank) if d not in order]
+    levels.append(TileLevel(sizes=tuple(register), interchange=tuple(order), extents=tuple(extents)))
+    return Plan(kind="contraction", thread_tiles=thread_tiles, levels=tuple(levels))
+
+
+def _convolution_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -> Plan:
+    conv = nest.convolution
+    assert conv is not None
+    lanes = target.lanes(nest.element_bytes)
+    thread_tiles, extents = None, nest.ranges
+    if options.threads > 1 and nest.iterations >= options.min_parallel_flops:
+        candidates = list(conv.batch) + list(conv.output_channel) + list(conv.depth)
+        candidates += list(conv.output_image[:-1])
+        thread_tiles, extents = _thread_tiles(nest, candidates, options.threads)
+    sizes = [0] * nest.rank
+
+    def unit(dims: tuple[int, ...]) -> None:
+        for d in dims:
+            sizes[d] = 1 if extents[d] > 1 else 0
+
+    def cap(dims: tuple[int, ...], limit: int) -> None:
+        for d in dims:
+            sizes[d] = 0 if extents[d] <= limit else limit
+
+    unit(conv.batch)
+    unit(conv.output_image[:-1])
+    unit(conv.filter_loop[:-1])
+    cap(conv.output_image[-1:], 2 * lanes)
+    cap(conv.output_channel, 8)
+    cap(conv.input_channel, 8)
+    cap(conv.depth, lanes)
+    level = TileLevel(sizes=tuple(sizes), extents=tuple(extents))
+    return Plan(kind="convolution", thread_tiles=thread_tiles, levels=(level,), decompose=True)
+
+
+def _generic_tile_sizes(nest: LoopNest, extents: tuple[int, ...], budget: int, lanes: int) -> list[int]:
+    """Register tile for a generic op: about ``budget`` elements, innermost first."""
+    sizes = [1] * nest.rank
+    if nest.transposed_input and nest.rank >= 2:
+        sizes[-1] = min(extents[-1], lanes)
+        sizes[-2] = min(extents[-2], lanes)
+        return [0 if s >= e else s for s, e in zip(sizes, extents)]
+    remaining = budget
+    for d in reversed(range(nest.rank)):
+        sizes[d] = max(1, min(extents[d], remaining))
+        remaining //= sizes[d]
+        if remaining <= 1:
+            break
+    return [0 if s >= e else s for s, e in zip(sizes, extents)]
+
+
+def _generic_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -> Plan:
+    lanes = target.lanes(nest.element_bytes)
+    thread_tiles, extents = None, nest.ranges
+    if options.threads > 1 and nest.iterations >= options.min_parallel_iterations:
+        thread_tiles, extents = _thread_tiles(nest, list(nest.parallel_dims), options.threads)
+    budget = lanes * options.generic_tile_vectors
+    sizes = _generic_tile_sizes(nest, extents, budget, lanes)
+    order = tuple(nest.parallel_dims + nest.reduction_dims)
+    levels = ()
+    if any(sizes):
+        levels = (TileLevel(sizes=tuple(sizes), interchange=order, extents=tuple(extents)),)
+    return Plan(kind="generic", thread_tiles=thread_tiles, levels=levels)
+
+
+def plan_for(nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -> Plan:
+    """Choose the schedule for one op."""
+    if not nest.vectorizable or not options.vectorize:
+        reason = "sub-byte element type" if not nest.vectorizable else "vectorization disabled"
+        return Plan(kind="scalar", vectorize=False, note=reason)
+    con = nest.contraction
+    if con is not None and len(con.m) == 1 and len(con.n) == 1 and con.k:
+        return _contraction_plan(nest, target, options)
+    if nest.convolution is not None and nest.convolution.filter_loop:
+        return _convolution_plan(nest, target, options)
+    return _generic_plan(nest, target, options)
+
+
+# --------------------------------------------------------------------------
+# rendering
+# --------------------------------------------------------------------------
+
+
+def _ints(values: tuple[int, ...] | list[int]) -> str:
+    return "[" + ", ".join(str(v) for v in values) + "]"
+
+
+class _Emitter:
+    """Accumulates transform IR lines with fresh SSA names."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.counter = 0
+
+    def fresh(self, stem: str) -> str:
+        self.counter += 1
+        return f"%{stem}{self.counter}"
+
+    def emit(self, line: str) -> None:
+        self.lines.append("    " + line)
+
+
+def _emit_canonicalize(em: _Emitter, func: str) -> None:
+    em.emit(f"transform.apply_patterns to {func} {{")
+    em.emit("  transform.apply_patterns.linalg.tiling_canonicalization")
+    em.emit("  transform.apply_patterns.scf.for_loop_canonicalization")
+    em.emit("  transform.apply_patterns.canonicalization")
+    em.emit(f"}} : {ANY}")
+
+
+def _emit_tile_levels(em: _Emitter, handle: str, levels: tuple[TileLevel, ...]) -> list[tuple[str, bool]]:
+    """Emit ``tile_using_for`` levels; returns (loop handle, peel?) outermost first."""
+    loops: list[tuple[str, bool]] = []
+    for level in levels:
+        order = level.loop_order()
+        if not order:
+            continue
+        tiled = em.fresh("tiled")
+        loop_names = [em.fresh("loop") for _ in order]
+        interchange = f" interchange = {_ints(level.interchange)}" if level.interchange else ""
+        result_types = ", ".join([ANY] * (1 + len(order)))
+        em.emit(
+            f"{tiled}, {', '.join(loop_names)} = transform.structured.tile_using_for {handle} "
+            f"tile_sizes {_ints(level.sizes)}{interchange} : ({ANY}) -> ({result_types})"
+        )
+        loops.extend(zip(loop_names, level.peeled()))
+        handle = tiled
+    return loops
+
+
+def _emit_peels(em: _Emitter, loops: list[tuple[str, bool]]) -> None:
+    """Peel loops innermost first, so outer peels clone already-static bodies."""
+    for loop, peel in reversed(loops):
+        if not peel:
+            continue
+        for_loop = em.fresh("for")
+        em.emit(f'{for_loop} = transform.cast {loop} : {ANY} to !transform.op<"scf.for">')
+        main, rest = em.fresh("main"), em.fresh("rest")
+        em.emit(
+            f"{main}, {rest} = transform.loop.peel {for_loop} : "
+            f'(!transform.op<"scf.for">) -> ({ANY}, {ANY})'
+        )
+
+
+def render_plan(plan: Plan, schedule_id: int) -> str:
+    """Transform IR (a full module) applying ``plan`` to the op tagged ``schedule_id``."""
+    em = _Emitter()
+    match = f"{{{SCHEDULE_ID_ATTR} = {schedule_id} : i64}}"
+    em.emit(f"%op = transform.structured.match attributes {match} in %root : ({ANY}) -> {ANY}")
+    em.emit(f'%func = transform.get_parent_op %op {{op_name = "func.func"}} : ({ANY}) -> {ANY}')
+    handle = "%op"
+    if plan.thread_tiles is not None:
+        em.emit(
+            f"%threaded, %forall = transform.structured.tile_using_forall %op "
+            f"tile_sizes {_ints(plan.thread_tiles)} : ({ANY}) -> ({ANY}, {ANY})"
+        )
+        handle = "%threaded"
+    loops = _emit_tile_levels(em, handle, plan.levels)
+    _emit_peels(em, loops)
+    _emit_canonicalize(em, "%func")
+    if plan.vectorize:
+        em.emit(f"%pieces = transform.structured.match attributes {match} in %func : ({ANY}) -> {ANY}")
+        target = "%pieces"
+        if plan.decompose:
+            em.emit(f"%decomposed = transform.structured.decompose %pieces : ({ANY}) -> {ANY}")
+            target = "%decomposed"
+        em.emit(f"transform.structured.vectorize {target} {{vectorize_nd_extract}} : {ANY}")
+        _emit_canonicalize(em, "%func")
+    body = "\n".join(em.lines)
+    return _wrap_sequence(body, consumed=False)
+
+
+def _wrap_sequence(body: str, consumed: bool) -> str:
+    mode = "transform.consumed" if consumed else "transform.readonly"
+    return (
+        "module attributes {transform.with_named_sequence} {\n"
+        f"  transform.named_sequence @__transform_main(%root: {ANY} {{{mode}}}) {{\n"
+        f"{body}\n"
+        "    transform.yield\n"
+        "  }\n"
+        "}\n"
+    )
+
+
+def run_transform_script(module: ir.Module, script: str) -> None:
+    """Parse ``script`` in ``module``'s context and apply it to ``module``."""
+    with module.context:
+        transform_module = ir.Module.parse(script)
+        entry = transform_module.body.operations[0]
+        interpreter.apply_named_sequence(module.operation, entry, transform_module)
+
+
+# --------------------------------------------------------------------------
+# application
+# --------------------------------------------------------------------------
+
+
+def _collect_linalg_ops(module: ir.Module) -> list[ir.Operation]:
+    ops: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name.startswith("linalg.") and op.name != "linalg.yield" and len(op.results) > 0:
+            ops.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return ops
+
+
+def _strip_schedule_ids(module: ir.Module) -> None:
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if SCHEDULE_ID_ATTR in op.attributes:
+            del op.attributes[SCHEDULE_ID_ATTR]
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+
+
+def apply_op_schedules(
+    module: ir.Module, target: CpuTarget, options: ScheduleOptions
+) -> list[OpScheduleRecord]:
+    """Tile and vectorize every linalg op on tensors in ``module``, one op at a time.
+
+    A plan whose application fails is reported in its record (``error``) and
+    the op is retried with vectorization only; if that fails too, it stays a
+    scalar op that the loop lowering handles later.
+    """
+    records: list[OpScheduleRecord] = []
+    candidates: list[tuple[int, ir.Operation, LoopNest]] = []
+    with module.context:
+        i64 = ir.IntegerType.get_signless(64)
+        for op in _collect_linalg_ops(module):
+            nest = analyze_linalg_op(op)
+            if nest is None:
+                continue
+            schedule_id = len(candidates)
+            op.attributes[SCHEDULE_ID_ATTR] = ir.IntegerAttr.get(i64, schedule_id)
+            candidates.append((schedule_id, op, nest))
+    for schedule_id, _, nest in candidates:
+        plan = plan_for(nest, target, options)
+        record = OpScheduleRecord(op_name=nest.op_name, ranges=nest.ranges, plan=plan)
+        records.append(record)
+        if plan.kind == "scalar":
+            continue
+        record.script = render_plan(plan, schedule_id)
+        try:
+            run_transform_script(module, record.script)
+            record.applied = True
+            continue
+        except Exception as exc:  # the interpreter reports failures as ValueError
+            record.error = str(exc).strip().splitlines()[-1] if str(exc).strip() else repr(exc)
+        fallback = Plan(kind="vectorize-only", note="fallback")
+        try:
+            run_transform_script(module, render_plan(fallback, schedule_id))
+            record.fallback = "vectorized without tiling"
+        except Exception:
+            record.fallback = "scalar loops"
+    _strip_schedule_ids(module)
+    return records
+
+
+PRE_BUFFERIZE_CLEANUP = _wrap_sequence(
+    """    %funcs = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %funcs {
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.transfer_permutation_patterns
+    } : !transform.any_op
+    transform.apply_patterns to %funcs {
+      transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_cse to %funcs : !transform.any_op""",
+    consumed=False,
+)
+"""Vector cleanups on tensors.  Two groups: with leading-unit-dim casts,
+transfer permutations, subset folding and canonicalization in one greedy
+rewrite, the rewrite never converges on vectorized 1-D convolutions."""
+
+
+def post_bufferize_script(vector_bits: int) -> str:
+    """Hoisting of loop-invariant vector transfers, then vector lowering to 1-D ops.
+
+    The pattern groups are kept apart on purpose: several combinations never
+    converge in one greedy rewrite (MLIR 22), e.g. ``lower_shape_cast`` with
+    the canonicalizer on shape casts with unit dimensions (runs out of
+    memory), or leading-unit-dim casts with contraction lowering on
+    vectorized 1-D convolutions (loops forever).
+    """
+    transpose = "shuffle_16x16" if vector_bits >= 512 else "eltwise"
+    return _wrap_sequence(
+        f"""    %funcs = transform.structured.match ops{{["func.func"]}} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_cse to %funcs : !transform.any_op
+    transform.apply_patterns to %funcs {{
+      transform.apply_patterns.memref.fold_memref_alias_ops
+      transform.apply_patterns.canonicalization
+    }} : !transform.any_op
+    transform.apply_cse to %funcs : !transform.any_op
+    %hoisted = transform.structured.hoist_redundant_vector_transfers %funcs : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %hoisted {{
+      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
+    }} : !transform.any_op
+    transform.apply_patterns to %hoisted {{
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+    }} : !transform.any_op
+    transform.apply_patterns to %hoisted {{
+      transform.apply_patterns.vector.lower_multi_reduction lowering_strategy = "innerreduction"
+    }} : !transform.any_op
+    transform.apply_patterns to %hoisted {{
+      transform.apply_patterns.vector.transfer_permutation_patterns
+    }} : !transform.any_op
+    transform.apply_patterns to %hoisted {{
+      transform.apply_patterns.vector.transfer_to_scf max_transfer_rank = 1 full_unroll = true
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.lower_transpose lowering_strategy = "{transpose}"
+      transform.apply_patterns.vector.lower_broadcast
+      transform.apply_patterns.vector.lower_masks
+    }} : !transform.any_op
+    transform.apply_patterns to %hoisted {{
+      transform.apply_patterns.vector.lower_shape_cast
+    }} : !transform.any_op
+    transform.apply_cse to %hoisted : !transform.any_op""",
+        consumed=False,
+    )

@@ -1,0 +1,757 @@
+"""CPU back end: linalg-on-tensors IR -> JIT -> numpy, checked against float64 numpy."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dlvm_mlir.backend import (
+    CPU_STAGES,
+    CpuExecutable,
+    CpuOptions,
+    ExecutionError,
+    cache_stats,
+    clear_memory_cache,
+    compile_cpu,
+    lower_to_llvm_cpu,
+)
+from dlvm_mlir.backend.mathapprox import APPROXIMATED_OPS
+from dlvm_mlir.backend.tiling import best_divisor, divisors, pick_thread_dim, thread_chunk
+from mlir import ir
+
+RNG = np.random.default_rng(1234)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Keep the on-disk cache of this test module in a temporary directory."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("DLVM_MLIR_CACHE_DIR", str(tmp_path_factory.mktemp("dlvm-cache")))
+    yield
+    mp.undo()
+
+
+def compile_ir(src: str, threads: int = 2) -> CpuExecutable:
+    return compile_cpu(textwrap.dedent(src), threads=threads)
+
+
+def rand(*shape: int, dtype: type = np.float32) -> np.ndarray:
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+def assert_close(actual: np.ndarray, expected: np.ndarray, rtol: float = 2e-5, atol: float = 2e-5) -> None:
+    assert actual.shape == expected.shape
+    np.testing.assert_allclose(actual.astype(np.float64), expected, rtol=rtol, atol=atol)
+
+
+def matmul_ir(m: int, n: int, k: int, elem: str = "f32") -> str:
+    zero = "0" if elem.startswith("i") else "0.0"
+    return f"""
+    func.func @mm(%a: tensor<{m}x{k}x{elem}>, %b: tensor<{k}x{n}x{elem}>) -> tensor<{m}x{n}x{elem}> {{
+      %zero = arith.constant {zero} : {elem}
+      %e = tensor.empty() : tensor<{m}x{n}x{elem}>
+      %c = linalg.fill ins(%zero : {elem}) outs(%e : tensor<{m}x{n}x{elem}>) -> tensor<{m}x{n}x{elem}>
+      %r = linalg.matmul ins(%a, %b : tensor<{m}x{k}x{elem}>, tensor<{k}x{n}x{elem}>)
+                         outs(%c : tensor<{m}x{n}x{elem}>) -> tensor<{m}x{n}x{elem}>
+      return %r : tensor<{m}x{n}x{elem}>
+    }}
+    """
+
+
+# ---------------------------------------------------------------------------
+# contractions
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "m,n,k",
+    [(7, 13, 5), (1, 1, 1), (64, 64, 64), (33, 65, 17), (128, 96, 784), (100, 10, 512)],
+)
+def test_matmul_shapes(m: int, n: int, k: int) -> None:
+    exe = compile_ir(matmul_ir(m, n, k))
+    a, b = rand(m, k), rand(k, n)
+    assert_close(exe.mm(a, b), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+    assert all(r.applied for r in exe.lowering.schedules), exe.lowering.schedules
+
+
+def test_matmul_is_vectorized_and_threaded() -> None:
+    exe = compile_ir(matmul_ir(128, 128, 128))
+    llvm = str(exe.lowering.module)
+    assert "llvm.intr.fma" in llvm or "llvm.intr.fmuladd" in llvm
+    assert "vector<" in llvm
+    assert exe.lowering.uses_async_runtime
+    plans = {r.op_name: r.plan for r in exe.lowering.schedules}
+    assert plans["linalg.matmul"].kind == "contraction"
+    assert plans["linalg.matmul"].thread_tiles is not None
+
+
+def test_matmul_f64_and_i32() -> None:
+    exe = compile_ir(matmul_ir(19, 23, 29, "f64"))
+    a, b = rand(19, 29, dtype=np.float64), rand(29, 23, dtype=np.float64)
+    np.testing.assert_allclose(exe.mm(a, b), a @ b, rtol=1e-12, atol=1e-12)
+    exe = compile_ir(matmul_ir(9, 17, 33, "i32"))
+    ai = RNG.integers(-50, 50, (9, 33)).astype(np.int32)
+    bi = RNG.integers(-50, 50, (33, 17)).astype(np.int32)
+    np.testing.assert_array_equal(exe.mm(ai, bi), ai.astype(np.int64) @ bi)
+
+
+def test_batch_matmul() -> None:
+    exe = compile_ir(
+        """
+        func.func @bmm(%a: tensor<3x17x33xf32>, %b: tensor<3x33x40xf32>) -> tensor<3x17x40xf32> {
+          %zero = arith.constant 0.0 : f32
+          %e = tensor.empty() : tensor<3x17x40xf32>
+          %c = linalg.fill ins(%zero : f32) outs(%e : tensor<3x17x40xf32>) -> tensor<3x17x40xf32>
+          %r = linalg.batch_matmul ins(%a, %b : tensor<3x17x33xf32>, tensor<3x33x40xf32>)
+                                   outs(%c : tensor<3x17x40xf32>) -> tensor<3x17x40xf32>
+          return %r : tensor<3x17x40xf32>
+        }
+        """
+    )
+    a, b = rand(3, 17, 33), rand(3, 33, 40)
+    assert_close(exe.bmm(a, b), np.matmul(a.astype(np.float64), b), rtol=1e-4, atol=1e-4)
+
+
+def test_matvec_and_vecmat() -> None:
+    exe = compile_ir(
+        """
+        func.func @mv(%a: tensor<300x257xf32>, %x: tensor<257xf32>, %y: tensor<300xf32>) -> (tensor<300xf32>, tensor<257xf32>) {
+          %zero = arith.constant 0.0 : f32
+          %e = tensor.empty() : tensor<300xf32>
+          %c = linalg.fill ins(%zero : f32) outs(%e : tensor<300xf32>) -> tensor<300xf32>
+          %r = linalg.matvec ins(%a, %x : tensor<300x257xf32>, tensor<257xf32>) outs(%c : tensor<300xf32>) -> tensor<300xf32>
+          %e2 = tensor.empty() : tensor<257xf32>
+          %c2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<257xf32>) -> tensor<257xf32>
+          %s = linalg.vecmat ins(%y, %a : tensor<300xf32>, tensor<300x257xf32>) outs(%c2 : tensor<257xf32>) -> tensor<257xf32>
+          return %r, %s : tensor<300xf32>, tensor<257xf32>
+        }
+        """
+    )
+    a, x, y = rand(300, 257), rand(257), rand(300)
+    r, s = exe.mv(a, x, y)
+    assert_close(r, a.astype(np.float64) @ x, rtol=1e-4, atol=1e-4)
+    assert_close(s, y.astype(np.float64) @ a, rtol=1e-4, atol=1e-4)
+
+
+def test_conv_2d_nchw_fchw() -> None:
+    exe = compile_ir(
+        """
+        func.func @conv(%x: tensor<2x3x12x14xf32>, %w: tensor<5x3x3x3xf32>) -> (tensor<2x5x10x12xf32>, tensor<2x5x5x6xf32>) {
+          %zero = arith.constant 0.0 : f32
+          %e = tensor.empty() : tensor<2x5x10x12xf32>
+          %c = linalg.fill ins(%zero : f32) outs(%e : tensor<2x5x10x12xf32>) -> tensor<2x5x10x12xf32>
+          %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+                 ins(%x, %w : tensor<2x3x12x14xf32>, tensor<5x3x3x3xf32>) outs(%c : tensor<2x5x10x12xf32>) -> tensor<2x5x10x12xf32>
+          %e2 = tensor.empty() : tensor<2x5x5x6xf32>
+          %c2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x5x5x6xf32>) -> tensor<2x5x5x6xf32>
+          %s = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+                 ins(%x, %w : tensor<2x3x12x14xf32>, tensor<5x3x3x3xf32>) outs(%c2 : tensor<2x5x5x6xf32>) -> tensor<2x5x5x6xf32>
+          return %r, %s : tensor<2x5x10x12xf32>, tensor<2x5x5x6xf32>
+        }
+        """
+    )
+    x, w = rand(2, 3, 12, 14), rand(5, 3, 3, 3)
+    r, s = exe.conv(x, w)
+    assert_close(r, conv2d_reference(x, w, 1), rtol=1e-4, atol=1e-4)
+    assert_close(s, conv2d_reference(x, w, 2), rtol=1e-4, atol=1e-4)
+    convs = [rec for rec in exe.lowering.schedules if rec.op_name == "linalg.conv_2d_nchw_fchw"]
+    assert all(rec.plan.kind == "convolution" and rec.applied for rec in convs), convs
+
+
+def conv2d_reference(x: np.ndarray, w: np.ndarray, stride: int) -> np.ndarray:
+    n, c, h, wd = x.shape
+    f, _, kh, kw = w.shape
+    oh, ow = (h - kh) // stride + 1, (wd - kw) // stride + 1
+    out = np.zeros((n, f, oh, ow))
+    for i in range(kh):
+        for j in range(kw):
+            patch = x[:, :, i : i + stride * oh : stride, j : j + stride * ow : stride].astype(np.float64)
+            out += np.einsum("nchw,fc->nfhw", patch, w[:, :, i, j])
+    return out
+
+
+# ---------------------------------------------------------------------------
+# elementwise, reductions, layout ops
+# ---------------------------------------------------------------------------
+
+ELEMENTWISE_CHAIN = """
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @chain(%a: tensor<37x129xf32>, %b: tensor<37x129xf32>, %c: tensor<37x129xf32>, %d: tensor<37x129xf32>) -> tensor<37x129xf32> {
+  %e = tensor.empty() : tensor<37x129xf32>
+  %ab = linalg.mul ins(%a, %b : tensor<37x129xf32>, tensor<37x129xf32>) outs(%e : tensor<37x129xf32>) -> tensor<37x129xf32>
+  %abc = linalg.add ins(%ab, %c : tensor<37x129xf32>, tensor<37x129xf32>) outs(%e : tensor<37x129xf32>) -> tensor<37x129xf32>
+  %t = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%abc : tensor<37x129xf32>) outs(%e : tensor<37x129xf32>) {
+    ^bb0(%x: f32, %o: f32):
+      %y = math.tanh %x : f32
+      linalg.yield %y : f32
+  } -> tensor<37x129xf32>
+  %r = arith.mulf %t, %d : tensor<37x129xf32>
+  return %r : tensor<37x129xf32>
+}
+"""
+
+
+def test_elementwise_chain_is_fused() -> None:
+    exe = compile_ir(ELEMENTWISE_CHAIN)
+    a, b, c, d = (rand(37, 129) for _ in range(4))
+    expected = np.tanh(a.astype(np.float64) * b + c) * d
+    assert_close(exe.chain(a, b, c, d), expected, rtol=1e-5, atol=1e-6)
+    kinds = [r.op_name for r in exe.lowering.schedules]
+    assert kinds == ["linalg.generic"], kinds
+    assert "tanhf" not in str(exe.lowering.module)
+
+
+@pytest.mark.parametrize("op,reference,domain", [
+    ("math.exp", np.exp, (-100.0, 90.0)),
+    ("math.log", np.log, (1e-30, 1e30)),
+    ("math.tanh", np.tanh, (-12.0, 12.0)),
+    ("math.erf", None, (-5.0, 5.0)),
+])
+def test_math_approximations(op: str, reference, domain: tuple[float, float]) -> None:
+    assert op in APPROXIMATED_OPS
+    n = 4099
+    exe = compile_ir(
+        f"""
+        #id = affine_map<(d0) -> (d0)>
+        func.func @f(%x: tensor<{n}xf32>) -> tensor<{n}xf32> {{
+          %e = tensor.empty() : tensor<{n}xf32>
+          %r = linalg.generic {{indexing_maps = [#id, #id], iterator_types = ["parallel"]}}
+              ins(%x : tensor<{n}xf32>) outs(%e : tensor<{n}xf32>) {{
+            ^bb0(%a: f32, %o: f32):
+              %y = {op} %a : f32
+              linalg.yield %y : f32
+          }} -> tensor<{n}xf32>
+          return %r : tensor<{n}xf32>
+        }}
+        """
+    )
+    low, high = domain
+    if op == "math.log":
+        x = np.geomspace(low, high, n - 3).astype(np.float32)
+    else:
+        x = np.linspace(low, high, n - 3).astype(np.float32)
+    x = np.concatenate([x, np.array([0.0, np.nan, np.inf], dtype=np.float32)])
+    if reference is None:
+        import math
+
+        reference = np.vectorize(math.erf)
+    with np.errstate(all="ignore"):
+        expected = reference(x.astype(np.float64)).astype(np.float32).astype(np.float64)
+        got = exe.f(x).astype(np.float64)
+    finite = np.isfinite(expected)
+    # a few ulp in the normal range; f32 denormals carry few bits
+    np.testing.assert_allclose(got[finite], expected[finite], rtol=5e-6, atol=1e-37)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
+    np.testing.assert_array_equal(got[np.isinf(expected)], expected[np.isinf(expected)])
+
+
+def test_math_f64_uses_libm() -> None:
+    exe = compile_ir(
+        """
+        #id = affine_map<(d0) -> (d0)>
+        func.func @f(%x: tensor<100xf64>) -> tensor<100xf64> {
+          %e = tensor.empty() : tensor<100xf64>
+          %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+              ins(%x : tensor<100xf64>) outs(%e : tensor<100xf64>) {
+            ^bb0(%a: f64, %o: f64):
+              %t = math.tanh %a : f64
+              %s = math.exp %t : f64
+              linalg.yield %s : f64
+          } -> tensor<100xf64>
+          return %r : tensor<100xf64>
+        }
+        """
+    )
+    x = np.linspace(-3, 3, 100)
+    np.testing.assert_allclose(exe.f(x), np.exp(np.tanh(x)), rtol=1e-14)
+
+
+REDUCTIONS = """
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#rows = affine_map<(d0, d1) -> (d0)>
+#cols = affine_map<(d0, d1) -> (d1)>
+#all_in = affine_map<(d0) -> (d0)>
+#all_out = affine_map<(d0) -> ()>
+func.func @reduce(%x: tensor<13x1000xf32>, %v: tensor<50000xf32>) -> (tensor<13xf32>, tensor<1000xf32>, tensor<13xf32>, tensor<f32>) {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e13 = tensor.empty() : tensor<13xf32>
+  %z13 = linalg.fill ins(%zero : f32) outs(%e13 : tensor<13xf32>) -> tensor<13xf32>
+  %rowsum = linalg.generic {indexing_maps = [#in, #rows], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<13x1000xf32>) outs(%z13 : tensor<13xf32>) {
+    ^bb0(%a: f32, %acc: f32):
+      %s = arith.addf %a, %acc : f32
+      linalg.yield %s : f32
+  } -> tensor<13xf32>
+  %e1000 = tensor.empty() : tensor<1000xf32>
+  %z1000 = linalg.fill ins(%zero : f32) outs(%e1000 : tensor<1000xf32>) -> tensor<1000xf32>
+  %colsum = linalg.reduce ins(%x : tensor<13x1000xf32>) outs(%z1000 : tensor<1000xf32>) dimensions = [0]
+    (%a: f32, %acc: f32) {
+      %s = arith.addf %a, %acc : f32
+      linalg.yield %s : f32
+    }
+  %m13 = linalg.fill ins(%ninf : f32) outs(%e13 : tensor<13xf32>) -> tensor<13xf32>
+  %rowmax = linalg.reduce ins(%x : tensor<13x1000xf32>) outs(%m13 : tensor<13xf32>) dimensions = [1]
+    (%a: f32, %acc: f32) {
+      %s = arith.maximumf %a, %acc : f32
+      linalg.yield %s : f32
+    }
+  %e0 = tensor.empty() : tensor<f32>
+  %z0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+  %total = linalg.generic {indexing_maps = [#all_in, #all_out], iterator_types = ["reduction"]}
+      ins(%v : tensor<50000xf32>) outs(%z0 : tensor<f32>) {
+    ^bb0(%a: f32, %acc: f32):
+      %sq = arith.mulf %a, %a : f32
+      %s = arith.addf %sq, %acc : f32
+      linalg.yield %s : f32
+  } -> tensor<f32>
+  return %rowsum, %colsum, %rowmax, %total : tensor<13xf32>, tensor<1000xf32>, tensor<13xf32>, tensor<f32>
+}
+"""
+
+
+def test_reductions() -> None:
+    exe = compile_ir(REDUCTIONS)
+    x, v = rand(13, 1000), rand(50000)
+    rowsum, colsum, rowmax, total = exe.reduce(x, v)
+    x64 = x.astype(np.float64)
+    assert_close(rowsum, x64.sum(axis=1), rtol=1e-4, atol=1e-4)
+    assert_close(colsum, x64.sum(axis=0), rtol=1e-4, atol=1e-4)
+    assert_close(rowmax, x64.max(axis=1))
+    assert total.shape == () and isinstance(total, np.ndarray)
+    assert_close(total, np.sum(v.astype(np.float64) ** 2), rtol=1e-4)
+
+
+def test_broadcast_and_transpose() -> None:
+    exe = compile_ir(
+        """
+        func.func @bt(%x: tensor<65x130xf32>, %bias: tensor<130xf32>, %big: tensor<256x96xf32>)
+            -> (tensor<65x130xf32>, tensor<130x65xf32>, tensor<96x256xf32>) {
+          %e = tensor.empty() : tensor<65x130xf32>
+          %b = linalg.broadcast ins(%bias : tensor<130xf32>) outs(%e : tensor<65x130xf32>) dimensions = [0]
+          %s = linalg.add ins(%x, %b : tensor<65x130xf32>, tensor<65x130xf32>) outs(%e : tensor<65x130xf32>) -> tensor<65x130xf32>
+          %et = tensor.empty() : tensor<130x65xf32>
+          %t = linalg.transpose ins(%x : tensor<65x130xf32>) outs(%et : tensor<130x65xf32>) permutation = [1, 0]
+          %eb = tensor.empty() : tensor<96x256xf32>
+          %tb = linalg.transpose ins(%big : tensor<256x96xf32>) outs(%eb : tensor<96x256xf32>) permutation = [1, 0]
+          return %s, %t, %tb : tensor<65x130xf32>, tensor<130x65xf32>, tensor<96x256xf32>
+        }
+        """
+    )
+    x, bias, big = rand(65, 130), rand(130), rand(256, 96)
+    s, t, tb = exe.bt(x, bias, big)
+    assert_close(s, x.astype(np.float64) + bias)
+    np.testing.assert_array_equal(t, x.T)
+    np.testing.assert_array_equal(tb, big.T)
+
+
+def test_tensor_slicing_ops() -> None:
+    exe = compile_ir(
+        """
+        func.func @slices(%x: tensor<8x10xf32>, %y: tensor<4x10xf32>) -> (tensor<12x10xf32>, tensor<3x4xf32>, tensor<80xf32>, tensor<10x12xf32>) {
+          %cat = tensor.concat dim(0) %x, %y : (tensor<8x10xf32>, tensor<4x10xf32>) -> tensor<12x10xf32>
+          %s = tensor.extract_slice %x[2, 3] [3, 4] [2, 1] : tensor<8x10xf32> to tensor<3x4xf32>
+          %flat = tensor.collapse_shape %x [[0, 1]] : tensor<8x10xf32> into tensor<80xf32>
+          %zero = arith.constant 0.0 : f32
+          %p = tensor.pad %x low[1, 1] high[1, 1] {
+            ^bb0(%i: index, %j: index):
+              tensor.yield %zero : f32
+          } : tensor<8x10xf32> to tensor<10x12xf32>
+          return %cat, %s, %flat, %p : tensor<12x10xf32>, tensor<3x4xf32>, tensor<80xf32>, tensor<10x12xf32>
+        }
+        """
+    )
+    x, y = rand(8, 10), rand(4, 10)
+    cat, s, flat, p = exe.slices(x, y)
+    np.testing.assert_array_equal(cat, np.concatenate([x, y]))
+    np.testing.assert_array_equal(s, x[2:8:2, 3:7])
+    np.testing.assert_array_equal(flat, x.reshape(-1))
+    np.testing.assert_array_equal(p, np.pad(x, 1))
+
+
+def test_integer_bool_and_f16_elementwise() -> None:
+    exe = compile_ir(
+        """
+        #id = affine_map<(d0) -> (d0)>
+        func.func @ints(%a: tensor<100xi8>, %b: tensor<100xi16>, %c: tensor<100xi64>, %m: tensor<100xi1>,
+                        %h: tensor<100xf16>) -> (tensor<100xi64>, tensor<100xi1>, tensor<100xf16>) {
+          %e = tensor.empty() : tensor<100xi64>
+          %r = linalg.generic {indexing_maps = [#id, #id, #id, #id, #id], iterator_types = ["parallel"]}
+              ins(%a, %b, %c, %m : tensor<100xi8>, tensor<100xi16>, tensor<100xi64>, tensor<100xi1>) outs(%e : tensor<100xi64>) {
+            ^bb0(%x: i8, %y: i16, %z: i64, %k: i1, %o: i64):
+              %x64 = arith.extsi %x : i8 to i64
+              %y64 = arith.extsi %y : i16 to i64
+              %p = arith.muli %x64, %y64 : i64
+              %s = arith.addi %p, %z : i64
+              %v = arith.select %k, %s, %z : i64
+              linalg.yield %v : i64
+          } -> tensor<100xi64>
+          %eb = tensor.empty() : tensor<100xi1>
+          %pos = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+              ins(%r : tensor<100xi64>) outs(%eb : tensor<100xi1>) {
+            ^bb0(%x: i64, %o: i1):
+              %zero = arith.constant 0 : i64
+              %gt = arith.cmpi sgt, %x, %zero : i64
+              linalg.yield %gt : i1
+          } -> tensor<100xi1>
+          %eh = tensor.empty() : tensor<100xf16>
+          %hh = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+              ins(%h : tensor<100xf16>) outs(%eh : tensor<100xf16>) {
+            ^bb0(%x: f16, %o: f16):
+              %sq = arith.mulf %x, %x : f16
+              %t = math.tanh %sq : f16
+              linalg.yield %t : f16
+          } -> tensor<100xf16>
+          return %r, %pos, %hh : tensor<100xi64>, tensor<100xi1>, tensor<100xf16>
+        }
+        """
+    )
+    a = RNG.integers(-100, 100, 100).astype(np.int8)
+    b = RNG.integers(-1000, 1000, 100).astype(np.int16)
+    c = RNG.integers(-(10**12), 10**12, 100).astype(np.int64)
+    m = RNG.integers(0, 2, 100).astype(bool)
+    h = rand(100, dtype=np.float16)
+    r, pos, hh = exe.ints(a, b, c, m, h)
+    expected = np.where(m, a.astype(np.int64) * b + c, c)
+    np.testing.assert_array_equal(r, expected)
+    assert pos.dtype == np.bool_
+    np.testing.assert_array_equal(pos, expected > 0)
+    assert hh.dtype == np.float16
+    np.testing.assert_allclose(hh.astype(np.float64), np.tanh(h.astype(np.float64) ** 2), rtol=2e-3, atol=2e-3)
+
+
+# ---------------------------------------------------------------------------
+# control flow, calls, signatures
+# ---------------------------------------------------------------------------
+
+CONTROL_FLOW = """
+#id = affine_map<(d0) -> (d0)>
+func.func @loop(%x: tensor<64xf32>, %n: tensor<i64>) -> tensor<64xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n64 = tensor.extract %n[] : tensor<i64>
+  %trip = arith.index_cast %n64 : i64 to index
+  %half = arith.constant 0.5 : f32
+  %one = arith.constant 1.0 : f32
+  %r = scf.for %i = %c0 to %trip step %c1 iter_args(%acc = %x) -> tensor<64xf32> {
+    %e = tensor.empty() : tensor<64xf32>
+    %next = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+        ins(%acc : tensor<64xf32>) outs(%e : tensor<64xf32>) {
+      ^bb0(%a: f32, %o: f32):
+        %m = arith.mulf %a, %half : f32
+        %s = arith.addf %m, %one : f32
+        linalg.yield %s : f32
+    } -> tensor<64xf32>
+    scf.yield %next : tensor<64xf32>
+  }
+  return %r : tensor<64xf32>
+}
+
+func.func @branch(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %first = tensor.extract %x[%c0] : tensor<64xf32>
+  %pos = arith.cmpf ogt, %first, %zero : f32
+  %r = scf.if %pos -> tensor<64xf32> {
+    %e = tensor.empty() : tensor<64xf32>
+    %d = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+        ins(%x : tensor<64xf32>) outs(%e : tensor<64xf32>) {
+      ^bb0(%a: f32, %o: f32):
+        %s = arith.addf %a, %a : f32
+        linalg.yield %s : f32
+    } -> tensor<64xf32>
+    scf.yield %d : tensor<64xf32>
+  } else {
+    scf.yield %x : tensor<64xf32>
+  }
+  return %r : tensor<64xf32>
+}
+
+func.func @cfg(%x: tensor<64xf32>, %p: i1) -> tensor<64xf32> {
+  cf.cond_br %p, ^square, ^done(%x : tensor<64xf32>)
+^square:
+  %e = tensor.empty() : tensor<64xf32>
+  %y = linalg.mul ins(%x, %x : tensor<64xf32>, tensor<64xf32>) outs(%e : tensor<64xf32>) -> tensor<64xf32>
+  cf.br ^done(%y : tensor<64xf32>)
+^done(%z: tensor<64xf32>):
+  return %z : tensor<64xf32>
+}
+
+func.func @collatz_steps(%n: i64) -> i64 {
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %c2 = arith.constant 2 : i64
+  %c3 = arith.constant 3 : i64
+  %r:2 = scf.while (%v = %n, %steps = %c0) : (i64, i64) -> (i64, i64) {
+    %more = arith.cmpi sgt, %v, %c1 : i64
+    scf.condition(%more) %v, %steps : i64, i64
+  } do {
+  ^bb0(%v: i64, %steps: i64):
+    %rem = arith.remsi %v, %c2 : i64
+    %odd = arith.cmpi eq, %rem, %c1 : i64
+    %next = scf.if %odd -> i64 {
+      %t = arith.muli %v, %c3 : i64
+      %u = arith.addi %t, %c1 : i64
+      scf.yield %u : i64
+    } else {
+      %h = arith.divsi %v, %c2 : i64
+      scf.yield %h : i64
+    }
+    %s = arith.addi %steps, %c1 : i64
+    scf.yield %next, %s : i64, i64
+  }
+  return %r#1 : i64
+}
+"""
+
+
+def test_scf_for_with_data_dependent_trip_count() -> None:
+    exe = compile_ir(CONTROL_FLOW)
+    x = rand(64)
+    for n in (0, 1, 7):
+        expected = x.astype(np.float64)
+        for _ in range(n):
+            expected = expected * 0.5 + 1.0
+        assert_close(exe.loop(x, np.array(n, dtype=np.int64)), expected)
+
+
+def test_scf_if_and_cf_branches() -> None:
+    exe = compile_ir(CONTROL_FLOW)
+    x = rand(64)
+    x[0] = 1.0
+    assert_close(exe.branch(x), 2.0 * x.astype(np.float64))
+    x[0] = -1.0
+    out = exe.branch(x)
+    np.testing.assert_array_equal(out, x)
+    assert out.ctypes.data != x.ctypes.data
+    assert_close(exe.cfg(x, True), x.astype(np.float64) ** 2)
+    np.testing.assert_array_equal(exe.cfg(x, False), x)
+
+
+def test_scalar_while_loop() -> None:
+    exe = compile_ir(CONTROL_FLOW)
+    result = exe.collatz_steps(27)
+    assert result == 111 and isinstance(result, np.int64)
+
+
+RECURSION = """
+#id = affine_map<(d0) -> (d0)>
+func.func @fib(%n: i64) -> i64 {
+  %c2 = arith.constant 2 : i64
+  %c1 = arith.constant 1 : i64
+  %small = arith.cmpi slt, %n, %c2 : i64
+  %r = scf.if %small -> i64 {
+    scf.yield %n : i64
+  } else {
+    %a = arith.subi %n, %c1 : i64
+    %b = arith.subi %n, %c2 : i64
+    %fa = func.call @fib(%a) : (i64) -> i64
+    %fb = func.call @fib(%b) : (i64) -> i64
+    %s = arith.addi %fa, %fb : i64
+    scf.yield %s : i64
+  }
+  return %r : i64
+}
+
+func.func private @double_n_times(%x: tensor<16xf32>, %n: i64) -> tensor<16xf32> {
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %done = arith.cmpi sle, %n, %c0 : i64
+  %r = scf.if %done -> tensor<16xf32> {
+    scf.yield %x : tensor<16xf32>
+  } else {
+    %e = tensor.empty() : tensor<16xf32>
+    %y = linalg.add ins(%x, %x : tensor<16xf32>, tensor<16xf32>) outs(%e : tensor<16xf32>) -> tensor<16xf32>
+    %m = arith.subi %n, %c1 : i64
+    %z = func.call @double_n_times(%y, %m) : (tensor<16xf32>, i64) -> tensor<16xf32>
+    scf.yield %z : tensor<16xf32>
+  }
+  return %r : tensor<16xf32>
+}
+
+func.func @pow2(%x: tensor<16xf32>, %n: i64) -> tensor<16xf32> {
+  %r = func.call @double_n_times(%x, %n) : (tensor<16xf32>, i64) -> tensor<16xf32>
+  return %r : tensor<16xf32>
+}
+"""
+
+
+def test_recursion() -> None:
+    exe = compile_ir(RECURSION)
+    assert exe.fib(20) == 6765
+    x = rand(16)
+    assert_close(exe.pow2(x, 5), x.astype(np.float64) * 32)
+    np.testing.assert_array_equal(exe.pow2(x, 0), x)
+
+
+SIGNATURES = """
+func.func @rank0(%x: tensor<f32>, %s: f32) -> (tensor<f32>, f32, tensor<3xf32>) {
+  %v = tensor.extract %x[] : tensor<f32>
+  %p = arith.mulf %v, %s : f32
+  %t = tensor.from_elements %p : tensor<f32>
+  %q = arith.addf %p, %s : f32
+  %vec = tensor.from_elements %v, %s, %q : tensor<3xf32>
+  return %t, %q, %vec : tensor<f32>, f32, tensor<3xf32>
+}
+
+func.func @passthrough(%x: tensor<4x4xf64>, %y: tensor<4x4xf64>) -> (tensor<4x4xf64>, tensor<4x4xf64>, tensor<4x4xf64>) {
+  %e = tensor.empty() : tensor<4x4xf64>
+  %s = linalg.add ins(%x, %y : tensor<4x4xf64>, tensor<4x4xf64>) outs(%e : tensor<4x4xf64>) -> tensor<4x4xf64>
+  return %y, %s, %x : tensor<4x4xf64>, tensor<4x4xf64>, tensor<4x4xf64>
+}
+
+func.func @inplace_candidate(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %one = arith.constant 1.0 : f32
+  %r = linalg.fill ins(%one : f32) outs(%x : tensor<8xf32>) -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+"""
+
+
+def test_rank0_scalars_and_multiple_results() -> None:
+    exe = compile_ir(SIGNATURES)
+    t, q, vec = exe.rank0(np.array(3.0, dtype=np.float32), 2.0)
+    assert t.shape == () and t.dtype == np.float32 and float(t) == 6.0
+    assert isinstance(q, np.float32) and q == 8.0
+    np.testing.assert_array_equal(vec, [3.0, 2.0, 8.0])
+    t, _, _ = exe.rank0(np.float32(1.5), np.float32(2.0))
+    assert float(t) == 3.0
+    x, y = rand(4, 4, dtype=np.float64), rand(4, 4, dtype=np.float64)
+    ry, rs, rx = exe.passthrough(x, y)
+    np.testing.assert_array_equal(ry, y)
+    np.testing.assert_array_equal(rx, x)
+    np.testing.assert_array_equal(rs, x + y)
+    assert not np.shares_memory(rx, x)
+
+
+def test_inputs_are_not_modified() -> None:
+    exe = compile_ir(SIGNATURES)
+    x = rand(8)
+    before = x.copy()
+    np.testing.assert_array_equal(exe.inplace_candidate(x), np.ones(8, np.float32))
+    np.testing.assert_array_equal(x, before)
+
+
+def test_non_contiguous_inputs_are_accepted() -> None:
+    exe = compile_ir(matmul_ir(16, 16, 16))
+    a = rand(16, 32)[:, ::2]
+    b = np.asfortranarray(rand(16, 16))
+    assert_close(exe.mm(a, b), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_argument_errors() -> None:
+    exe = compile_ir(SIGNATURES)
+    good = rand(4, 4, dtype=np.float64)
+    with pytest.raises(ExecutionError, match="shape mismatch"):
+        exe.passthrough(good, rand(4, 5, dtype=np.float64))
+    with pytest.raises(ExecutionError, match="dtype mismatch"):
+        exe.passthrough(good, good.astype(np.float32))
+    with pytest.raises(ExecutionError, match="takes 2 argument"):
+        exe.passthrough(good)
+    with pytest.raises(ExecutionError, match="expected a numpy array"):
+        exe.passthrough(good, [[1.0] * 4] * 4)
+    with pytest.raises(ExecutionError, match="expected a float"):
+        exe.rank0(np.array(1.0, np.float32), "2")
+    with pytest.raises(ExecutionError, match="no entry point @nope"):
+        exe("nope")
+    with pytest.raises(AttributeError):
+        exe.nope  # noqa: B018
+    assert "rank0" in exe.signatures and exe.signatures["rank0"].results[1].is_scalar
+
+
+def test_dynamic_shapes_are_rejected() -> None:
+    with pytest.raises(ExecutionError, match="dynamic shapes"):
+        compile_ir("func.func @f(%x: tensor<?xf32>) -> tensor<?xf32> { return %x : tensor<?xf32> }")
+
+
+# ---------------------------------------------------------------------------
+# pipeline, engines, caching
+# ---------------------------------------------------------------------------
+
+
+def test_pipeline_stages_can_be_inspected(tmp_path: Path) -> None:
+    seen: list[str] = []
+    with ir.Context():
+        module = ir.Module.parse(textwrap.dedent(matmul_ir(16, 32, 8)))
+        result = lower_to_llvm_cpu(
+            module, threads=1, dump_dir=tmp_path, on_stage=lambda name, m: seen.append(name)
+        )
+        assert seen == [name for name, _ in CPU_STAGES]
+        assert all(op.name.startswith("llvm.") for op in result.module.body.operations)
+        files = sorted(p.name for p in tmp_path.iterdir())
+        assert files[0] == "00-input.mlir" and len(files) == len(CPU_STAGES) + 1
+        partial = ir.Module.parse(textwrap.dedent(matmul_ir(16, 32, 8)))
+        lower_to_llvm_cpu(partial, stop_after="tile-and-vectorize")
+        assert "vector.contract" in str(partial) and "tensor<" in str(partial)
+
+
+def test_many_executables_and_thread_counts_in_one_process() -> None:
+    x = rand(64, 64)
+    expected = x.astype(np.float64) @ x
+    exes = [compile_cpu(matmul_ir(64, 64, 64) + f"// variant {i}\n", threads=t) for i, t in enumerate([1, 2, 2, 1, 2])]
+    for exe in exes:
+        assert_close(exe.mm(x, x), expected, rtol=1e-4, atol=1e-4)
+    assert exes[1].needs_async and not exes[0].needs_async
+
+
+def test_memory_and_disk_cache(tmp_path: Path) -> None:
+    src = matmul_ir(24, 40, 8) + "// cache test\n"
+    first = compile_cpu(src, cache_dir=tmp_path)
+    assert compile_cpu(src, cache_dir=tmp_path) is first
+    assert len(list(tmp_path.glob("*.mlirbc"))) == 1
+    meta = json.loads(next(tmp_path.glob("*.json")).read_text())
+    assert meta["signatures"][0]["name"] == "mm"
+    clear_memory_cache()
+    hits = cache_stats().disk_hits
+    second = compile_cpu(src, cache_dir=tmp_path)
+    assert second is not first and second.lowering is None
+    assert cache_stats().disk_hits == hits + 1
+    a, b = rand(24, 8), rand(8, 40)
+    np.testing.assert_array_equal(second.mm(a, b), first.mm(a, b))
+    other = compile_cpu(src, cache_dir=tmp_path, options=CpuOptions(threads=1))
+    assert other is not second
+
+
+def test_interpreter_exit_is_clean() -> None:
+    """Engines that loaded the async runtime must not crash the process at exit."""
+    code = textwrap.dedent(
+        f"""
+        import numpy as np
+        from dlvm_mlir.backend import compile_cpu
+        src = {matmul_ir(64, 64, 64)!r}
+        for t in (2, 1, 2):
+            exe = compile_cpu(src + f"// {{t}}", threads=t, use_cache=False)
+            x = np.ones((64, 64), np.float32)
+            assert exe.mm(x, x)[0, 0] == 64.0
+        print("ok")
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
+
+
+# ---------------------------------------------------------------------------
+# tile-size arithmetic
+# ---------------------------------------------------------------------------
+
+
+def test_tiling_helpers() -> None:
+    assert divisors(12) == (1, 2, 3, 4, 6, 12)
+    assert best_divisor(784, 128, 4) == 112
+    assert best_divisor(13, 8) == 1
+    assert best_divisor(96, 64, 32) == 32
+    assert thread_chunk(512, 2) == 256
+    assert thread_chunk(1, 2) is None
+    assert thread_chunk(7, 2) == 1  # seven one-row tasks beat one task of seven rows
+    assert thread_chunk(9, 2) == 1
+    assert thread_chunk(12, 2) == 6
+    assert thread_chunk(64, 2, quantum=8) == 32
+    assert pick_thread_dim({0: 13, 1: 512}, 2) == (1, 256)
