@@ -166,6 +166,8 @@ class Synthesizer:
 
     def _request(self, decl: DerivativeDecl, at: ir.Operation) -> str:
         primal = self.lookup(decl.of, at)
+        if not _has_body(primal) and DerivativeDecl.of_function(primal) is None:
+            raise DifferentiationError(f"cannot differentiate @{decl.of}: it is a declaration without a body", at)
         key = self._key(decl, primal)
         if key in self._derivatives:
             return self._derivatives[key]

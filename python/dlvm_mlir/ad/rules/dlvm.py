@@ -160,25 +160,34 @@ tangent("dlvm.select")(linear_tangent)
 @adjoint("dlvm.dot")
 def _dot(r) -> None:
     a, b, g = r.x(0), r.x(1), r.g
+    if r.wants(0):
+        r.accumulate(0, _dot_lhs_adjoint(a, b, g))
+    if r.wants(1):
+        r.accumulate(1, _dot_rhs_adjoint(a, b, g))
+
+
+def _dot_lhs_adjoint(a: ir.Value, b: ir.Value, g: ir.Value) -> ir.Value:
+    ra, rb = vocab.rank(a), vocab.rank(b)
+    if ra == 1 and rb == 1:  # u . v -> scalar
+        return mul(g, b)
+    if ra == 2 and rb == 1:  # A . v: outer(g, v)
+        m, k = vocab.shape(a)
+        return vocab.dot(vocab.reshape(g, [m, 1]), vocab.reshape(b, [1, k]))
+    if ra == 1 and rb == 2:  # v . B: B . g
+        return vocab.dot(b, g)
+    return vocab.dot(g, vocab.transpose(b, _swap_last_two(rb)))  # (batched) A . B: g . B^T
+
+
+def _dot_rhs_adjoint(a: ir.Value, b: ir.Value, g: ir.Value) -> ir.Value:
     ra, rb = vocab.rank(a), vocab.rank(b)
     if ra == 1 and rb == 1:
-        da, db = (lambda: mul(g, b)), (lambda: mul(g, a))
-    elif ra == 2 and rb == 1:
-        m, k = vocab.shape(a)
-        da = lambda: vocab.dot(vocab.reshape(g, [m, 1]), vocab.reshape(b, [1, k]))  # noqa: E731
-        db = lambda: vocab.dot(g, a)  # noqa: E731
-    elif ra == 1 and rb == 2:
+        return mul(g, a)
+    if ra == 2 and rb == 1:  # A . v: g . A
+        return vocab.dot(g, a)
+    if ra == 1 and rb == 2:  # v . B: outer(v, g)
         k, n = vocab.shape(b)
-        da = lambda: vocab.dot(b, g)  # noqa: E731
-        db = lambda: vocab.dot(vocab.reshape(a, [k, 1]), vocab.reshape(g, [1, n]))  # noqa: E731
-    else:
-        swap = _swap_last_two(ra)
-        da = lambda: vocab.dot(g, vocab.transpose(b, swap))  # noqa: E731
-        db = lambda: vocab.dot(vocab.transpose(a, swap), g)  # noqa: E731
-    if r.wants(0):
-        r.accumulate(0, da())
-    if r.wants(1):
-        r.accumulate(1, db())
+        return vocab.dot(vocab.reshape(a, [k, 1]), vocab.reshape(g, [1, n]))
+    return vocab.dot(vocab.transpose(a, _swap_last_two(ra)), g)  # A^T . g
 
 
 def _swap_last_two(rank: int) -> list[int]:
@@ -280,36 +289,55 @@ def _reduce_kind(op) -> str:
 @adjoint("dlvm.reduce")
 def _reduce(r) -> None:
     kind = _reduce_kind(r.op)
+    adjoint_of_kind = _REDUCE_ADJOINTS.get(kind)
+    if adjoint_of_kind is None:
+        raise r.fail(f"for reduction kind '{kind}'")
     x, y, g = r.x(0), r.y(0), r.g
-    dims = attr_ints(r.op, "dims")
+    init = r.x(1) if len(r.operation.operands) > 1 else None
+    dx, dinit = adjoint_of_kind(kind, x, y, g, attr_ints(r.op, "dims"), init, r.wants(0), init is not None and r.wants(1))
+    if dx is not None:
+        r.accumulate(0, dx)
+    if dinit is not None:
+        r.accumulate(1, dinit)
+
+
+def _reduce_sum_adjoint(kind, x, y, g, dims, init, want_x, want_init):
+    """add/mean: g broadcast back over the reduced dims (/ count for mean); init gets sum(g)."""
     full = vocab.shape(x)
-    has_init = len(r.operation.operands) > 1
-    if kind in ("add", "mean"):
-        scale = 1.0 if kind == "add" else 1.0 / _count(full, dims)
-        if r.wants(0):
-            dx = vocab.expand_reduced(g, full, dims)
-            r.accumulate(0, dx if kind == "add" else mul(dx, scale))
-        if has_init and r.wants(1):
-            r.accumulate(1, vocab.sum_all(g))
-        return
-    if kind == "mul":
-        init = r.x(1) if has_init else None
-        if r.wants(0):
-            others = _exclusive_product(x, dims)
-            factor = mul(vocab.keep_dims(g, full, dims), others)
-            r.accumulate(0, mul(factor, init) if init is not None else factor)
-        if has_init and r.wants(1):
-            r.accumulate(1, vocab.sum_all(mul(g, vocab.reduce("mul", x, dims))))
-        return
-    if kind in ("max", "min"):
-        masks = _extremum_masks(x, y, dims, r.x(1) if has_init else None)
-        share = div(g, masks.count)
-        if r.wants(0):
-            r.accumulate(0, mul(masks.elements, vocab.keep_dims(share, full, dims)))
-        if has_init and r.wants(1):
-            r.accumulate(1, vocab.sum_all(mul(share, masks.init)))
-        return
-    raise r.fail(f"for reduction kind '{kind}'")
+    dx = None
+    if want_x:
+        dx = vocab.expand_reduced(g, full, dims)
+        if kind == "mean":
+            dx = mul(dx, 1.0 / _count(full, dims))
+    return dx, vocab.sum_all(g) if want_init else None
+
+
+def _reduce_mul_adjoint(kind, x, y, g, dims, init, want_x, want_init):
+    """mul: dx_i = g * init * prod_{j != i} x_j; dinit = sum(g * prod(x))."""
+    full = vocab.shape(x)
+    dx = None
+    if want_x:
+        dx = mul(vocab.keep_dims(g, full, dims), _exclusive_product(x, dims))
+        if init is not None:
+            dx = mul(dx, init)
+    return dx, vocab.sum_all(mul(g, vocab.reduce("mul", x, dims))) if want_init else None
+
+
+def _reduce_extremum_adjoint(kind, x, y, g, dims, init, want_x, want_init):
+    """max/min: g shared equally by the elements (and init) equal to the result."""
+    masks = _extremum_masks(x, y, dims, init)
+    share = div(g, masks.count)
+    dx = mul(masks.elements, vocab.keep_dims(share, vocab.shape(x), dims)) if want_x else None
+    return dx, vocab.sum_all(mul(share, masks.init)) if want_init else None
+
+
+_REDUCE_ADJOINTS = {
+    "add": _reduce_sum_adjoint,
+    "mean": _reduce_sum_adjoint,
+    "mul": _reduce_mul_adjoint,
+    "max": _reduce_extremum_adjoint,
+    "min": _reduce_extremum_adjoint,
+}
 
 
 @tangent("dlvm.reduce")

@@ -38,29 +38,44 @@ _DYNAMIC = ir.ShapedType.get_dynamic_size()
 # --------------------------------------------------------------------------
 
 
-def _tape_alloc(value_type: ir.Type, count: ir.Value, static: int | None) -> ir.Value:
-    """An empty tape with one slot per iteration for values of ``value_type``."""
-    inner = vocab.shape(value_type)
+def _tape_alloc(like: ir.Value, count: ir.Value, static: int | None) -> ir.Value:
+    """An empty tape with one slot per iteration for values shaped like ``like``.
+
+    A dynamic dimension takes its size from ``like`` (the loop's initial
+    value): a loop-carried tensor keeps its type, and the tape assumes it
+    keeps its sizes too.
+    """
+    inner = _sizes(like, vocab.shape(like.type))
     size = static if static is not None else count
-    return tensor.EmptyOp([size, *inner], vocab.element_type(value_type)).result
+    return tensor.EmptyOp([size, *inner], vocab.element_type(like.type)).result
+
+
+def _sizes(value: ir.Value, dims: list[int]) -> list[int | ir.Value]:
+    """Static sizes as ints, dynamic ones as tensor.dim of ``value``."""
+    return [tensor.DimOp(value, vocab.index(d)).result if n == _DYNAMIC else n for d, n in enumerate(dims)]
+
+
+def _slot(position: ir.Value, sizes: list[int | ir.Value]):
+    """Offsets/sizes/strides (dynamic lists and static arrays) of one tape slot."""
+    dynamic_sizes = [s for s in sizes if isinstance(s, ir.Value)]
+    static_sizes = [1] + [_DYNAMIC if isinstance(s, ir.Value) else s for s in sizes]
+    static_offsets = [_DYNAMIC] + [0] * len(sizes)
+    return [position], dynamic_sizes, [], static_offsets, static_sizes, [1] * (len(sizes) + 1)
 
 
 def _tape_store(tape: ir.Value, value: ir.Value, position: ir.Value) -> ir.Value:
     if not vocab.is_tensor(value):
         return tensor.InsertOp(value, tape, [position]).result
-    inner = vocab.shape(value)
-    return tensor.InsertSliceOp(
-        value, tape, [position], [], [], [_DYNAMIC] + [0] * len(inner), [1, *inner], [1] * (len(inner) + 1)
-    ).result
+    slot = _slot(position, _sizes(value, vocab.shape(value.type)))
+    return tensor.InsertSliceOp(value, tape, *slot).result
 
 
 def _tape_load(tape: ir.Value, value_type: ir.Type, position: ir.Value) -> ir.Value:
     if not vocab.is_tensor(value_type):
         return tensor.ExtractOp(tape, [position]).result
-    inner = vocab.shape(value_type)
-    return tensor.ExtractSliceOp(
-        value_type, tape, [position], [], [], [_DYNAMIC] + [0] * len(inner), [1, *inner], [1] * (len(inner) + 1)
-    ).result
+    dims = vocab.shape(value_type)
+    sizes = [tensor.DimOp(tape, vocab.index(d + 1)).result if n == _DYNAMIC else n for d, n in enumerate(dims)]
+    return tensor.ExtractSliceOp(value_type, tape, *_slot(position, sizes)).result
 
 
 def _trip_count(lb: ir.Value, ub: ir.Value, step: ir.Value) -> tuple[ir.Value, int | None]:
@@ -150,7 +165,7 @@ def _for_forward(sweep, op: ir.Operation, scope: Scope) -> None:
     n = len(carried)
     taped = [i for i, arg in enumerate(carried) if _has_uses(arg)]
     count, static = _trip_count(lower, upper, step)
-    empty = [_tape_alloc(carried[i].type, count, static) for i in taped]
+    empty = [_tape_alloc(inits[i], count, static) for i in taped]
     loop = scf.ForOp(lower, upper, step, inits + empty)
     with ir.InsertionPoint(loop.body):
         iterates = list(loop.inner_iter_args)
@@ -233,7 +248,7 @@ def _while_forward(sweep, op: ir.Operation, scope: Scope) -> None:
     state_types = [a.type for a in before.arguments]
     count = _counting_while(sweep, op, scope, inits)
     taped = [i for i, arg in enumerate(before.arguments) if _has_uses(arg)]
-    empty = [_tape_alloc(state_types[i], count, None) for i in taped]
+    empty = [_tape_alloc(inits[i], count, None) for i in taped]
     m = len(state_types)
     replay = scf.ForOp(vocab.index(0), count, vocab.index(1), inits + empty)
     with ir.InsertionPoint(replay.body):
