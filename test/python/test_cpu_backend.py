@@ -754,4 +754,8 @@ def test_tiling_helpers() -> None:
     assert thread_chunk(9, 2) == 1
     assert thread_chunk(12, 2) == 6
     assert thread_chunk(64, 2, quantum=8) == 32
-    assert pick_thread_dim({0: 13, 1: 512}, 2) == (1, 256)
+    assert pick_thread_dim({0: 13, 1: 512}, 2, {0: 8, 1: 32}) == (1, 256)
+    assert pick_thread_dim({0: 13, 1: 512}, 2) == (0, 1)
+    assert thread_chunk(16, 2, quantum=8) == 8
+    assert thread_chunk(12, 2, quantum=8) == 6
+    assert thread_chunk(9, 2, quantum=8) is None

@@ -379,7 +379,7 @@ def stage_to_llvm(module: ir.Module, options: CpuOptions) -> None:
     """Everything else to the LLVM dialect."""
     _run_passes(
         module,
-        "convert-scf-to-cf,lower-affine,arith-expand,expand-strided-metadata,"
+        "convert-scf-to-cf,expand-strided-metadata,lower-affine,arith-expand,"
         "convert-math-to-llvm,convert-math-to-libm,"
         "convert-vector-to-llvm{reassociate-fp-reductions},"
         "finalize-memref-to-llvm,convert-to-llvm,reconcile-unrealized-casts,"

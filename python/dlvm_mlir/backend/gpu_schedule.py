@@ -80,7 +80,7 @@ class GpuScheduleOptions:
 class GpuPlan:
     """How one op runs on the GPU."""
 
-    kind: str  # "parallel", "serial" or "matmul"
+    kind: str  # "parallel", "serial", "matmul" or "grid-stride"
     #: tile sizes of the block-level forall, per loop (0: not tiled)
     block_tiles: tuple[int, ...] = ()
     #: threads per loop of the thread-level forall (0: not distributed)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -192,23 +193,34 @@ def _descriptor_class(rank: int) -> type:
     return cls
 
 
-def _descriptor(array: np.ndarray) -> ctypes.Structure:
-    """Descriptor of a C-contiguous array (strides in elements)."""
-    desc = _descriptor_class(array.ndim)()
-    desc.allocated = array.ctypes.data
-    desc.aligned = array.ctypes.data
+def _static_descriptor(spec: ValueSpec) -> ctypes.Structure:
+    """Descriptor of a C-contiguous array of ``spec``'s shape; pointers filled per call."""
+    shape = spec.shape or ()
+    desc = _descriptor_class(len(shape))()
     desc.offset = 0
-    if array.ndim:
-        desc.sizes[:] = array.shape
-        desc.strides[:] = [s // array.itemsize for s in array.strides]
+    if shape:
+        strides, running = [], 1
+        for size in reversed(shape):
+            strides.append(running)
+            running *= size
+        desc.sizes[:] = list(shape)
+        desc.strides[:] = strides[::-1]
     return desc
 
 
-def _aligned_empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    """An uninitialised C-contiguous array whose data is 64-byte aligned."""
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+def _data_pointer(array: np.ndarray) -> int:
+    return array.__array_interface__["data"][0]
+
+
+def _empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """An uninitialised C-contiguous array; large ones are 64-byte aligned."""
+    nbytes = dtype.itemsize
+    for size in shape:
+        nbytes *= size
+    if nbytes < 4096:
+        return np.empty(shape, dtype)
     raw = np.empty(nbytes + _ALIGNMENT, dtype=np.uint8)
-    start = (-raw.ctypes.data) % _ALIGNMENT
+    start = (-_data_pointer(raw)) % _ALIGNMENT
     return raw[start : start + nbytes].view(dtype).reshape(shape)
 
 
@@ -271,45 +283,74 @@ def _python_scalar_as(spec: ValueSpec, value: Any, position: str) -> np.generic:
     return spec.dtype.type(value)
 
 
+class _CallState:
+    """Reusable ctypes argument block of one entry point (one per thread).
+
+    Shapes are static, so the memref descriptors, the cells holding their
+    addresses and the packed ``void*`` argument array are built once; a call
+    only stores the data pointers and scalar values.
+    """
+
+    def __init__(self, signature: FunctionSignature) -> None:
+        specs = list(signature.inputs) + list(signature.results)
+        self.cells: list[Any] = []
+        self.slots = (ctypes.c_void_p * len(specs))()
+        for i, spec in enumerate(specs):
+            if spec.is_scalar and i < len(signature.inputs):
+                cell = _SCALAR_CTYPES[spec.element]()
+                self.slots[i] = ctypes.addressof(cell)
+                self.cells.append(cell)
+            else:
+                desc = _static_descriptor(spec if not spec.is_scalar else ValueSpec(spec.element, ()))
+                pointer = ctypes.c_void_p(ctypes.addressof(desc))
+                self.slots[i] = ctypes.addressof(pointer)
+                self.cells.append((desc, pointer))
+        self.address = ctypes.addressof(self.slots)
+
+
 class _EntryPoint:
     """One callable entry point of a :class:`CpuExecutable`."""
 
     def __init__(self, signature: FunctionSignature, address: int) -> None:
         self.signature = signature
         self._function = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
-        self._arity = len(signature.inputs) + len(signature.results)
+        self._local = threading.local()
+        self._n_inputs = len(signature.inputs)
+
+    def _state(self) -> _CallState:
+        state = getattr(self._local, "state", None)
+        if state is None:
+            state = self._local.state = _CallState(self.signature)
+        return state
 
     def __call__(self, *args: Any) -> Any:
         sig = self.signature
-        if len(args) != len(sig.inputs):
+        if len(args) != self._n_inputs:
             raise ExecutionError(
                 f"@{sig.name} takes {len(sig.inputs)} argument(s), got {len(args)}: {sig.describe()}"
             )
-        keep: list[Any] = []
-        slots = (ctypes.c_void_p * self._arity)()
+        state = self._state()
+        inputs: list[np.ndarray] = []
         for i, (spec, value) in enumerate(zip(sig.inputs, args)):
-            position = f"@{sig.name} argument #{i}"
+            cell = state.cells[i]
             if spec.is_scalar:
-                cvalue = _scalar_value(spec, value, position)
-                keep.append(cvalue)
-                slots[i] = ctypes.addressof(cvalue)
+                cell.value = _scalar_value(spec, value, f"@{sig.name} argument #{i}").value
             else:
-                slots[i] = self._memref_slot(_tensor_array(spec, value, position), keep)
-        outputs = [_aligned_empty(spec.shape or (), spec.dtype) for spec in sig.results]
+                array = _tensor_array(spec, value, f"@{sig.name} argument #{i}")
+                inputs.append(array)
+                pointer = _data_pointer(array)
+                cell[0].allocated = pointer
+                cell[0].aligned = pointer
+        outputs = [_empty(spec.shape or (), spec.dtype) for spec in sig.results]
         for j, array in enumerate(outputs):
-            slots[len(sig.inputs) + j] = self._memref_slot(array, keep)
-        self._function(ctypes.addressof(slots))
-        values = [out[()] if spec.is_scalar else out for spec, out in zip(sig.results, outputs)]
-        if len(values) == 1:
-            return values[0]
-        return tuple(values)
-
-    @staticmethod
-    def _memref_slot(array: np.ndarray, keep: list[Any]) -> int:
-        desc = _descriptor(array)
-        pointer = ctypes.c_void_p(ctypes.addressof(desc))
-        keep.extend((array, desc, pointer))
-        return ctypes.addressof(pointer)
+            desc = state.cells[self._n_inputs + j][0]
+            pointer = _data_pointer(array)
+            desc.allocated = pointer
+            desc.aligned = pointer
+        self._function(state.address)
+        if len(outputs) == 1:
+            return outputs[0][()] if sig.results[0].is_scalar else outputs[0]
+        return tuple(out[()] if spec.is_scalar else out for spec, out in zip(sig.results, outputs))
 
 
 class CpuExecutable:

@@ -154,36 +154,45 @@ def _reduction_register_tile(extent: int, preferred: int) -> int:
 
 
 def _contraction_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -> Plan:
+    """Thread split, cache tiles and a register tile over the innermost m, n, k loops.
+
+    Outer m / n / k loops (e.g. the panel loop of a packed operand) and batch
+    loops get unit register tiles; their cache tiles keep the total tile
+    close to the cache targets.
+    """
     con = nest.contraction
     assert con is not None
-    m, n, k = con.m[0], con.n[0], con.k[-1]
+    m, n, k = con.m[-1], con.n[-1], con.k[-1]
+    outer = list(con.batch) + list(con.n[:-1]) + list(con.k[:-1]) + list(con.m[:-1])
     rm, rn, rk = _register_tile(target, nest, options)
-    flops = nest.iterations
     thread_tiles, extents = None, nest.ranges
-    if options.threads > 1 and flops >= options.min_parallel_flops:
-        candidates = list(con.batch) + [m, n]
+    if options.threads > 1 and nest.iterations >= options.min_parallel_flops:
+        candidates = list(con.batch) + list(con.m[:-1]) + [m] + list(con.n[:-1]) + [n]
         thread_tiles, extents = _thread_tiles(nest, candidates, options.threads, {m: rm, n: rn})
     levels: list[TileLevel] = []
     tm_target, tn_target, tk_target = options.cache_tile
     cache = [0] * nest.rank
-    cache_targets = {m: (tm_target, rm), n: (tn_target, rn), k: (tk_target, rk)}
-    for dim, (goal, quantum) in cache_targets.items():
+    for dim, goal, quantum in ((m, tm_target, rm), (n, tn_target, rn), (k, tk_target, rk)):
         if extents[dim] > goal:
             size = best_divisor(extents[dim], goal, quantum)
             if size >= quantum:
                 cache[dim] = size
+    for dims, inner, goal in ((con.n[:-1], n, tn_target), (con.m[:-1], m, tm_target), (con.k[:-1], k, tk_target)):
+        for dim in dims:
+            inner_size = cache[inner] or extents[inner]
+            panels = best_divisor(extents[dim], max(1, goal // inner_size))
+            if panels < extents[dim]:
+                cache[dim] = panels
     if any(cache):
         levels.append(TileLevel(sizes=tuple(cache), extents=tuple(extents)))
         extents = tuple(c if c else e for c, e in zip(cache, extents))
     register = [0] * nest.rank
-    for dim in con.batch:
-        register[dim] = 1 if extents[dim] > 1 else 0
-    for dim in con.k[:-1]:
+    for dim in outer:
         register[dim] = 1 if extents[dim] > 1 else 0
     for dim, size in ((m, rm), (n, rn)):
         register[dim] = 0 if extents[dim] <= size else size
     register[k] = _reduction_register_tile(extents[k], rk)
-    order = list(con.batch) + list(con.k[:-1]) + [m, n, k]
+    order = outer + [m, n, k]
     order += [d for d in range(nest.rank) if d not in order]
     levels.append(TileLevel(sizes=tuple(register), interchange=tuple(order), extents=tuple(extents)))
     return Plan(kind="contraction", thread_tiles=thread_tiles, levels=tuple(levels))
@@ -255,7 +264,7 @@ def plan_for(nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -> Pla
         reason = "sub-byte element type" if not nest.vectorizable else "vectorization disabled"
         return Plan(kind="scalar", vectorize=False, note=reason)
     con = nest.contraction
-    if con is not None and len(con.m) == 1 and len(con.n) == 1 and con.k:
+    if con is not None and con.m and con.n and con.k:
         return _contraction_plan(nest, target, options)
     if nest.convolution is not None and nest.convolution.filter_loop:
         return _convolution_plan(nest, target, options)
@@ -455,12 +464,22 @@ PRE_BUFFERIZE_CLEANUP = _wrap_sequence(
       transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
       transform.apply_patterns.canonicalization
     } : !transform.any_op
-    transform.apply_cse to %funcs : !transform.any_op""",
+    transform.apply_cse to %funcs : !transform.any_op
+    %loops = transform.structured.match ops{["scf.for"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.loop.hoist_loop_invariant_subsets %loops : !transform.any_op
+    transform.apply_patterns to %funcs {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op""",
     consumed=False,
 )
-"""Vector cleanups on tensors.  Two groups: with leading-unit-dim casts,
-transfer permutations, subset folding and canonicalization in one greedy
-rewrite, the rewrite never converges on vectorized 1-D convolutions."""
+"""Vector cleanups on tensors, then loop-invariant accumulators (e.g. the
+register tile of C in a matmul's k loop) hoisted into loop-carried vectors.
+
+Two pattern groups: with leading-unit-dim casts, transfer permutations,
+subset folding and canonicalization in one greedy rewrite, the rewrite never
+converges on vectorized 1-D convolutions.  Hoisting happens here, on tensors,
+because after bufferization it needs ``fold_memref_alias_ops``, which loops
+forever on transfers through ``memref.expand_shape`` (MLIR 22)."""
 
 
 def post_bufferize_script(vector_bits: int) -> str:
@@ -477,7 +496,6 @@ def post_bufferize_script(vector_bits: int) -> str:
         f"""    %funcs = transform.structured.match ops{{["func.func"]}} in %root : (!transform.any_op) -> !transform.any_op
     transform.apply_cse to %funcs : !transform.any_op
     transform.apply_patterns to %funcs {{
-      transform.apply_patterns.memref.fold_memref_alias_ops
       transform.apply_patterns.canonicalization
     }} : !transform.any_op
     transform.apply_cse to %funcs : !transform.any_op

@@ -48,28 +48,37 @@ def best_divisor(n: int, target: int, multiple_of: int = 1) -> int:
     return (aligned or fitting)[-1]
 
 
+def _padded(size: int, quantum: int) -> int:
+    return -(-size // quantum) * quantum
+
+
+def _makespan(extent: int, chunk: int, threads: int, quantum: int) -> int:
+    """Work units of the busiest thread; a chunk costs whole register tiles."""
+    tasks = extent // chunk
+    return -(-tasks // threads) * _padded(chunk, quantum)
+
+
 def thread_chunk(extent: int, threads: int, quantum: int = 1) -> int | None:
     """Chunk size splitting ``extent`` iterations into tasks for ``threads``.
 
     The chunk divides ``extent`` (so every task has the same static shape).
-    Among the divisors, the one with the smallest makespan
-    ``ceil(tasks / threads) * chunk`` wins; ties go to chunks that are
-    multiples of ``quantum`` and then to fewer, larger tasks.  Returns
-    ``None`` when no split gives any speed-up.
+    Among the divisors, the one with the smallest makespan wins, counting a
+    chunk as whole ``quantum``-sized register tiles; ties go to fewer, larger
+    tasks.  Returns ``None`` when no split gives any speed-up.
     """
     if threads <= 1 or extent < 2:
         return None
-    best: tuple[int, int, int] | None = None
+    serial = _padded(extent, quantum)
+    best: tuple[int, int] | None = None
     chosen = None
     for chunk in divisors(extent):
         tasks = extent // chunk
         if tasks < 2:
             continue
-        makespan = -(-tasks // threads) * chunk
-        key = (makespan, 0 if chunk % quantum == 0 else 1, tasks)
+        key = (_makespan(extent, chunk, threads, quantum), tasks)
         if best is None or key < best:
             best, chosen = key, chunk
-    if chosen is None or best is None or best[0] >= extent:
+    if chosen is None or best is None or best[0] >= serial:
         return None
     return chosen
 
@@ -80,18 +89,18 @@ def pick_thread_dim(
     """Choose the loop (by position) and chunk size to spread over threads.
 
     ``extents`` maps candidate loop positions (in preference order) to their
-    extents.  The first candidate whose split is within 25% of a perfect
-    ``extent / threads`` balance is chosen; otherwise the best-balanced one.
+    extents.  The first candidate whose split is within 20% of a perfect
+    balance is chosen; otherwise the best-balanced one.
     """
     quanta = quanta or {}
     best: tuple[float, int, int] | None = None
     for dim, extent in extents.items():
-        chunk = thread_chunk(extent, threads, quanta.get(dim, 1))
+        quantum = quanta.get(dim, 1)
+        chunk = thread_chunk(extent, threads, quantum)
         if chunk is None:
             continue
-        tasks = extent // chunk
-        makespan = -(-tasks // threads) * chunk
-        efficiency = (extent / threads) / makespan
+        ideal = _padded(extent, quantum) / threads
+        efficiency = ideal / _makespan(extent, chunk, threads, quantum)
         if efficiency >= 0.8:
             return dim, chunk
         if best is None or efficiency > best[0]:

