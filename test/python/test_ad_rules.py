@@ -46,14 +46,21 @@ def _sample(shape, kind: str, rng: np.random.Generator) -> np.ndarray:
         return values.reshape(shape)
     if kind == "mask":
         return rng.uniform(size=shape) < 0.5
+    if kind == "above_one":
+        return rng.uniform(1.5, 3.0, shape)
+    if kind.startswith("index="):
+        return np.int64(kind.split("=")[1]) if not shape else np.full(shape, int(kind.split("=")[1]))
+    if kind.startswith("i32="):
+        return np.int32(kind.split("=")[1])
+    if kind == "true":
+        return np.bool_(True)
     raise ValueError(kind)
 
 
 def _module(case: Case) -> str:
     names = [f"%{chr(ord('a') + i)}" for i in range(len(case.args))]
-    params = ", ".join(
-        f"{n}: {_type(shape, 'i1' if kind == 'mask' else 'f64')}" for n, (shape, kind) in zip(names, case.args)
-    )
+    types = case.types or [_type(shape, "i1" if kind == "mask" else "f64") for shape, kind in case.args]
+    params = ", ".join(f"{n}: {t}" for n, t in zip(names, types))
     return f"func.func @f({params}) -> {case.result} {{\n{case.body}\n}}\n"
 
 
@@ -255,11 +262,125 @@ CASES: list[Case] = [
 ]
 
 
+
+
+def _scalar(op: str, line: str, kinds: tuple[str, ...], shape: tuple[int, ...] = ()) -> Case:
+    """One arith/math op on f64 scalars, or on tensors of ``shape``."""
+    t = _type(shape) if shape else "f64"
+    return Case(op, f"  %r = {line}\n  return %r : {t}", [(shape, k) for k in kinds], result=t, types=[t] * len(kinds))
+
+
+SCALAR_CASES: list[Case] = [
+    # arith on f64 scalars.
+    *(
+        _scalar(f"arith.{op}", f"arith.{op} %a, %b : f64", kinds)
+        for op, kinds in [
+            ("addf", ("normal", "normal")),
+            ("subf", ("normal", "normal")),
+            ("mulf", ("normal", "normal")),
+            ("divf", ("normal", "positive")),
+            ("maximumf", ("distinct", "distinct")),
+            ("minimumf", ("distinct", "distinct")),
+            ("maxnumf", ("distinct", "distinct")),
+            ("minnumf", ("distinct", "distinct")),
+            ("remf", ("positive", "positive")),
+        ]
+    ),
+    _scalar("arith.negf", "arith.negf %a : f64", ("normal",)),
+    _scalar("arith.negf_tensor", "arith.negf %a : tensor<3xf64>", ("normal",), (3,)),
+    _scalar("arith.mulf_tensor", "arith.mulf %a, %b : tensor<3xf64>", ("normal", "normal"), (3,)),
+    Case(
+        "arith.select",
+        "  %r = arith.select %a, %b, %c : f64\n  return %r : f64",
+        [((), "true"), ((), "normal"), ((), "normal")],
+        wrt=[1, 2],
+        result="f64",
+        types=["i1", "f64", "f64"],
+    ),
+    Case(
+        "arith.extf_truncf",
+        "  %t = arith.truncf %a : f64 to f32\n  %s = math.sin %t : f32\n  %r = arith.extf %s : f32 to f64\n  return %r : f64",
+        [((), "normal")],
+        result="f64",
+        types=["f64"],
+    ),
+    # math on f64 scalars.
+    *(
+        _scalar(f"math.{op}", f"math.{op} %a : f64", (kind,))
+        for op, kind in [
+            ("exp", "normal"),
+            ("exp2", "normal"),
+            ("expm1", "normal"),
+            ("log", "positive"),
+            ("log2", "positive"),
+            ("log10", "positive"),
+            ("log1p", "positive"),
+            ("sqrt", "positive"),
+            ("rsqrt", "positive"),
+            ("cbrt", "positive"),
+            ("tanh", "normal"),
+            ("sin", "normal"),
+            ("cos", "normal"),
+            ("tan", "unit"),
+            ("asin", "unit"),
+            ("acos", "unit"),
+            ("atan", "normal"),
+            ("sinh", "normal"),
+            ("cosh", "normal"),
+            ("asinh", "normal"),
+            ("acosh", "above_one"),
+            ("atanh", "unit"),
+            ("erf", "normal"),
+            ("erfc", "normal"),
+            ("absf", "distinct"),
+        ]
+    ),
+    _scalar("math.tanh_tensor", "math.tanh %a : tensor<2x2xf64>", ("normal",), (2, 2)),
+    _scalar("math.powf", "math.powf %a, %b : f64", ("positive", "normal")),
+    _scalar("math.atan2", "math.atan2 %a, %b : f64", ("normal", "normal")),
+    Case("math.copysign", "  %r = math.copysign %a, %b : f64\n  return %r : f64", [((), "normal"), ((), "positive")],
+         wrt=[0], result="f64", types=["f64", "f64"]),
+    _scalar("math.fma", "math.fma %a, %b, %c : f64", ("normal", "normal", "normal")),
+    Case("math.fpowi", "  %r = math.fpowi %a, %b : f64, i32\n  return %r : f64", [((), "normal"), ((), "i32=3")],
+         wrt=[0], result="f64", types=["f64", "i32"]),
+    # tensor ops.
+    Case("tensor.extract", "  %c1 = arith.constant 1 : index\n  %r = tensor.extract %a[%b, %c1] : tensor<2x3xf64>\n  return %r : f64",
+         [((2, 3), "normal"), ((), "index=1")], wrt=[0], result="f64", types=["tensor<2x3xf64>", "index"]),
+    Case("tensor.insert", "  %r = tensor.insert %a into %b[%c] : tensor<3xf64>\n  return %r : tensor<3xf64>",
+         [((), "normal"), ((3,), "normal"), ((), "index=2")], wrt=[0, 1], result="tensor<3xf64>", types=["f64", "tensor<3xf64>", "index"]),
+    Case("tensor.extract_slice",
+         "  %r = tensor.extract_slice %a[%b, 1] [2, 2] [1, 1] : tensor<4x3xf64> to tensor<2x2xf64>\n  return %r : tensor<2x2xf64>",
+         [((4, 3), "normal"), ((), "index=1")], wrt=[0], result="tensor<2x2xf64>", types=["tensor<4x3xf64>", "index"]),
+    Case("tensor.extract_slice_rank_reducing",
+         "  %r = tensor.extract_slice %a[1, 0] [1, 3] [1, 1] : tensor<4x3xf64> to tensor<3xf64>\n  return %r : tensor<3xf64>",
+         [((4, 3), "normal")], result="tensor<3xf64>", types=["tensor<4x3xf64>"]),
+    Case("tensor.insert_slice",
+         "  %r = tensor.insert_slice %a into %b[%c, 0] [1, 3] [1, 1] : tensor<3xf64> into tensor<4x3xf64>\n  return %r : tensor<4x3xf64>",
+         [((3,), "normal"), ((4, 3), "normal"), ((), "index=2")], wrt=[0, 1], result="tensor<4x3xf64>",
+         types=["tensor<3xf64>", "tensor<4x3xf64>", "index"]),
+    Case("tensor.from_elements", "  %r = tensor.from_elements %a, %b, %c, %a : tensor<2x2xf64>\n  return %r : tensor<2x2xf64>",
+         [((), "normal")] * 3, result="tensor<2x2xf64>", types=["f64"] * 3),
+    Case("tensor.splat", "  %r = tensor.splat %a : tensor<2x3xf64>\n  return %r : tensor<2x3xf64>",
+         [((), "normal")], result="tensor<2x3xf64>", types=["f64"]),
+    Case("tensor.cast", "  %c = tensor.cast %a : tensor<3xf64> to tensor<?xf64>\n  %r = tensor.cast %c : tensor<?xf64> to tensor<3xf64>\n"
+         "  return %r : tensor<3xf64>", [((3,), "normal")], result="tensor<3xf64>", types=["tensor<3xf64>"]),
+    Case("tensor.collapse_expand",
+         "  %c = tensor.collapse_shape %a [[0, 1]] : tensor<2x3xf64> into tensor<6xf64>\n"
+         "  %s = dlvm.sin %c : tensor<6xf64>\n"
+         "  %r = tensor.expand_shape %s [[0, 1]] output_shape [3, 2] : tensor<6xf64> into tensor<3x2xf64>\n"
+         "  return %r : tensor<3x2xf64>", [((2, 3), "normal")], result="tensor<3x2xf64>", types=["tensor<2x3xf64>"]),
+    Case("tensor.concat", "  %r = tensor.concat dim(0) %a, %b : (tensor<2x2xf64>, tensor<1x2xf64>) -> tensor<3x2xf64>\n"
+         "  return %r : tensor<3x2xf64>", [((2, 2), "normal"), ((1, 2), "normal")], result="tensor<3x2xf64>",
+         types=["tensor<2x2xf64>", "tensor<1x2xf64>"]),
+]
+CASES += SCALAR_CASES
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_gradient_matches_finite_differences(case: Case) -> None:
     rng = np.random.default_rng(0)
     args = [_sample(shape, kind, rng) for shape, kind in case.args]
-    wrt = case.wrt if case.wrt is not None else [i for i, (_, kind) in enumerate(case.args) if kind != "mask"]
+    wrt = case.wrt if case.wrt is not None else [i for i, (_, kind) in enumerate(case.args) if kind not in ("mask", "true")]
     report = check_gradients(_module(case), "f", *args, wrt=wrt)
     report.assert_close(TOLERANCE)
 
@@ -268,6 +389,6 @@ def test_gradient_matches_finite_differences(case: Case) -> None:
 def test_tangent_matches_finite_differences(case: Case) -> None:
     rng = np.random.default_rng(1)
     args = [_sample(shape, kind, rng) for shape, kind in case.args]
-    wrt = case.wrt if case.wrt is not None else [i for i, (_, kind) in enumerate(case.args) if kind != "mask"]
+    wrt = case.wrt if case.wrt is not None else [i for i, (_, kind) in enumerate(case.args) if kind not in ("mask", "true")]
     report = check_tangents(_module(case), "f", *args, wrt=wrt)
     report.assert_close(TOLERANCE)
