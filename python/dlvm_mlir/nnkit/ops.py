@@ -1,0 +1,631 @@
+"""Every dlvm op as a staged function: ``dl.tanh(x)``, ``dl.softmax(x, axis=1)``, ...
+
+Operands may be :class:`Tensor`\\ s, Python numbers or numpy arrays; the
+non-tensors become ``dlvm.constant`` ops of the other operand's element type
+(a number alone: bool -> i1, int -> i32, float -> f32). Tensors of different
+element types are never mixed implicitly: convert with :func:`cast`.
+
+The elementwise ops are generated from tables (:data:`UNARY`, :data:`BINARY`,
+:data:`COMPARISONS`); axes may be negative, as in numpy.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable, Sequence
+from typing import Any, Union
+
+import numpy as np
+from mlir import ir
+
+from dlvm_mlir.dialects import dlvm
+
+from .dtypes import DType, dtype_of, f32, i1, i32
+from .errors import DTypeError, ShapeError, TracingError
+from .tensor import Tensor
+from .tracing import build_op, require_trace
+
+ArrayLike = Union[Tensor, np.ndarray, float, int, bool, Sequence[Any]]
+Axes = Union[int, Sequence[int], None]
+
+__all__ = [
+    "ArrayLike",
+    "BINARY",
+    "COMPARISONS",
+    "UNARY",
+    "bitcast",
+    "broadcast_to",
+    "cast",
+    "concatenate",
+    "constant",
+    "convolve",
+    "cumprod",
+    "cumsum",
+    "dot",
+    "expand_dims",
+    "full",
+    "getitem",
+    "lift",
+    "matmul",
+    "ones",
+    "ones_like",
+    "random",
+    "reduce",
+    "reduce_all",
+    "reduce_any",
+    "reduce_max",
+    "reduce_mean",
+    "reduce_min",
+    "reduce_prod",
+    "reduce_sum",
+    "reduce_window",
+    "reshape",
+    "reverse",
+    "scan",
+    "slice",
+    "softmax",
+    "log_softmax",
+    "squeeze",
+    "transpose",
+    "where",
+    "zeros",
+    "zeros_like",
+]
+
+
+def _emit(what: str, build: Callable[[ir.Location], ir.Value]) -> Tensor:
+    trace = require_trace(what)
+    return Tensor(build_op(what, build), trace.scope)
+
+
+# -- constants -----------------------------------------------------------------
+
+_KIND_ORDER = {"b": 0, "i": 1, "u": 1, "f": 2}
+
+
+def _default_dtype(array: np.ndarray, from_python: bool) -> DType:
+    if array.dtype.kind == "b":
+        return i1
+    if from_python:
+        return f32 if array.dtype.kind == "f" else i32
+    return dtype_of(array.dtype)
+
+
+def _splat_attr(dtype: DType, value: Any) -> ir.Attribute:
+    if dtype.is_float:
+        return ir.FloatAttr.get(dtype.mlir(), float(value))
+    return ir.IntegerAttr.get(dtype.mlir(), int(value))
+
+
+def constant(value: Any, dtype: Any = None) -> Tensor:
+    """A ``dlvm.constant`` holding ``value`` (a number, nested lists or a numpy array)."""
+    if isinstance(value, Tensor):
+        return value if dtype is None else cast(value, dtype)
+    from_python = not isinstance(value, (np.ndarray, np.generic))
+    try:
+        array = np.asarray(value)
+    except Exception:
+        array = np.asarray(None)
+    if array.dtype.kind not in _KIND_ORDER:
+        raise DTypeError(f"cannot stage {type(value).__name__} value {value!r} as a tensor constant")
+    try:
+        target = _default_dtype(array, from_python) if dtype is None else dtype_of(dtype)
+    except TypeError as err:
+        raise DTypeError(str(err)) from None
+    target_kind = "b" if target.is_bool else "i" if target.is_int else "f"
+    if _KIND_ORDER[array.dtype.kind] > _KIND_ORDER[target_kind]:
+        raise DTypeError(f"constant {value!r} does not fit element type {target} without losing its fraction")
+    flat = array.reshape(-1)
+    shape = list(array.shape)
+    if flat.size and builtins.all(flat == flat[0]):
+        def build(loc: ir.Location) -> ir.Value:
+            tensor_type = ir.RankedTensorType.get(shape, target.mlir())
+            return dlvm.constant(ir.DenseElementsAttr.get_splat(tensor_type, _splat_attr(target, flat[0])), loc=loc)
+    elif target.is_bool:
+        def build(loc: ir.Location) -> ir.Value:
+            return dlvm.constant(ir.DenseElementsAttr.get(np.ascontiguousarray(array.astype(np.bool_))), loc=loc)
+    elif target.numpy is None:
+        return cast(constant(array, f32), target)
+    else:
+        def build(loc: ir.Location) -> ir.Value:
+            tensor_type = ir.RankedTensorType.get(shape, target.mlir())
+            data = np.ascontiguousarray(array.astype(target.numpy))
+            return dlvm.constant(ir.DenseElementsAttr.get(data, type=tensor_type), loc=loc)
+    return _emit("dl.constant", build)
+
+
+def lift(value: ArrayLike, dtype: DType | None = None) -> Tensor:
+    """``value`` as a Tensor: tensors as they are, anything else as a constant (of ``dtype``)."""
+    if isinstance(value, Tensor):
+        return value
+    return constant(value, dtype)
+
+
+def full(shape: Sequence[int], value: float | int | bool, dtype: Any = f32) -> Tensor:
+    """A tensor of ``shape`` filled with ``value``."""
+    return constant(np.full(tuple(shape), value), dtype)
+
+
+def zeros(shape: Sequence[int], dtype: Any = f32) -> Tensor:
+    return full(shape, 0, dtype)
+
+
+def ones(shape: Sequence[int], dtype: Any = f32) -> Tensor:
+    return full(shape, 1, dtype)
+
+
+def zeros_like(x: Tensor) -> Tensor:
+    return full(x.shape, 0, x.dtype)
+
+
+def ones_like(x: Tensor) -> Tensor:
+    return full(x.shape, 1, x.dtype)
+
+
+def random(
+    shape: Sequence[int], low: float = 0.0, high: float = 1.0, seed: int = 0, dtype: Any = f32
+) -> Tensor:
+    """``dlvm.random``: uniform in [low, high), a pure function of ``seed`` and the element index."""
+    element = dtype_of(dtype)
+    dims = [int(d) for d in shape]
+    return _emit(
+        "dl.random",
+        lambda loc: dlvm.random(dims, float(low), float(high), ir.TypeAttr.get(element.mlir()), seed=int(seed), loc=loc),
+    )
+
+
+# -- elementwise ops from tables ---------------------------------------------
+
+UNARY: dict[str, tuple[Callable[..., ir.Value], str]] = {
+    "neg": (dlvm.neg, "-x"),
+    "exp": (dlvm.exp, "e^x"),
+    "log": (dlvm.log, "ln(x)"),
+    "tanh": (dlvm.tanh, "tanh(x)"),
+    "sigmoid": (dlvm.sigmoid, "1 / (1 + e^-x)"),
+    "relu": (dlvm.relu, "max(x, 0)"),
+    "sqrt": (dlvm.sqrt, "sqrt(x)"),
+    "rsqrt": (dlvm.rsqrt, "1 / sqrt(x)"),
+    "square": (dlvm.square, "x * x"),
+    "sign": (dlvm.sign, "sign(x)"),
+    "abs": (dlvm.abs, "|x|"),
+    "sin": (dlvm.sin, "sin(x)"),
+    "cos": (dlvm.cos, "cos(x)"),
+    "tan": (dlvm.tan, "tan(x)"),
+    "asin": (dlvm.asin, "asin(x)"),
+    "acos": (dlvm.acos, "acos(x)"),
+    "atan": (dlvm.atan, "atan(x)"),
+    "sinh": (dlvm.sinh, "sinh(x)"),
+    "cosh": (dlvm.cosh, "cosh(x)"),
+    "floor": (dlvm.floor, "floor(x)"),
+    "ceil": (dlvm.ceil, "ceil(x)"),
+    "round": (dlvm.round, "round(x), halfway cases away from zero"),
+    "rint": (dlvm.rint, "rint(x), halfway cases to even"),
+    "erf": (dlvm.erf, "erf(x)"),
+    "erfc": (dlvm.erfc, "1 - erf(x)"),
+    "lgamma": (dlvm.lgamma, "ln|Gamma(x)|"),
+    "digamma": (dlvm.digamma, "d/dx ln Gamma(x)"),
+    "log1p": (dlvm.log1p, "ln(1 + x)"),
+    "expm1": (dlvm.expm1, "e^x - 1"),
+    "logical_not": (dlvm.not_, "not x (bitwise on integers)"),
+}
+"""Python name -> (dlvm op builder, formula)."""
+
+BINARY: dict[str, tuple[Callable[..., ir.Value], str]] = {
+    "add": (dlvm.add, "x + y"),
+    "sub": (dlvm.sub, "x - y"),
+    "mul": (dlvm.mul, "x * y"),
+    "div": (dlvm.div, "x / y"),
+    "pow": (dlvm.pow, "x ^ y"),
+    "minimum": (dlvm.min, "min(x, y)"),
+    "maximum": (dlvm.max, "max(x, y)"),
+    "mod": (dlvm.mod, "x mod y (the sign of y)"),
+    "floor_div": (dlvm.floor_div, "floor(x / y)"),
+    "trunc_div": (dlvm.trunc_div, "trunc(x / y)"),
+    "logical_and": (dlvm.and_, "x & y"),
+    "logical_or": (dlvm.or_, "x | y"),
+}
+"""Python name -> (dlvm op builder, formula); the operands broadcast (DLVM rules)."""
+
+COMPARISONS: dict[str, str] = {
+    "less": "lt",
+    "less_equal": "le",
+    "greater": "gt",
+    "greater_equal": "ge",
+    "equal": "eq",
+    "not_equal": "ne",
+}
+"""Python name -> ``dlvm.cmp`` predicate; the result is an ``i1`` tensor."""
+
+
+def _common(what: str, values: Sequence[ArrayLike]) -> list[Tensor]:
+    """Lift operands to tensors of one element type (that of the first tensor)."""
+    anchor = next((v for v in values if isinstance(v, Tensor)), None)
+    if anchor is None:
+        first = constant(values[0])
+        return [first, *(constant(v, first.dtype) for v in values[1:])]
+    lifted = [lift(v, anchor.dtype) for v in values]
+    dtypes = {t.dtype for t in lifted}
+    if len(dtypes) > 1:
+        names = " and ".join(str(t.dtype) for t in lifted)
+        raise DTypeError(f"{what}: operands have element types {names}; convert one with dl.cast")
+    return lifted
+
+
+def _make_unary(name: str, builder: Callable[..., ir.Value], formula: str) -> Callable[[ArrayLike], Tensor]:
+    what = f"dl.{name}"
+
+    def op(x: ArrayLike) -> Tensor:
+        value = lift(x).checked()
+        return _emit(what, lambda loc: builder(value, loc=loc))
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"Elementwise ``{formula}`` (``dlvm.{builder.__name__.rstrip('_')}``)."
+    return op
+
+
+def _make_binary(name: str, builder: Callable[..., ir.Value], formula: str) -> Callable[[ArrayLike, ArrayLike], Tensor]:
+    what = f"dl.{name}"
+
+    def op(x: ArrayLike, y: ArrayLike) -> Tensor:
+        lhs, rhs = (t.checked() for t in _common(what, [x, y]))
+        return _emit(what, lambda loc: builder(lhs, rhs, loc=loc))
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"Elementwise ``{formula}`` with broadcasting (``dlvm.{builder.__name__.rstrip('_')}``)."
+    return op
+
+
+def _make_comparison(name: str, predicate: str) -> Callable[[ArrayLike, ArrayLike], Tensor]:
+    what = f"dl.{name}"
+    pred = getattr(dlvm.CmpPredicate, predicate)
+
+    def op(x: ArrayLike, y: ArrayLike) -> Tensor:
+        lhs, rhs = (t.checked() for t in _common(what, [x, y]))
+        return _emit(what, lambda loc: dlvm.cmp(pred, lhs, rhs, loc=loc))
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"Elementwise ``x {predicate} y`` with broadcasting, an ``i1`` tensor (``dlvm.cmp {predicate}``)."
+    return op
+
+
+def _install() -> None:
+    namespace = globals()
+    for name, (builder, formula) in UNARY.items():
+        namespace[name] = _make_unary(name, builder, formula)
+    for name, (builder, formula) in BINARY.items():
+        namespace[name] = _make_binary(name, builder, formula)
+    for name, predicate in COMPARISONS.items():
+        namespace[name] = _make_comparison(name, predicate)
+    __all__.extend([*UNARY, *BINARY, *COMPARISONS])
+
+
+_install()
+
+
+def where(mask: ArrayLike, on_true: ArrayLike, on_false: ArrayLike) -> Tensor:
+    """``dlvm.select``: ``on_true`` where ``mask`` (an ``i1`` tensor) holds, else ``on_false``."""
+    condition = lift(mask, i1)
+    if not condition.dtype.is_bool:
+        raise DTypeError(f"dl.where: the mask has element type {condition.dtype}, expected i1 (a comparison)")
+    a, b = _common("dl.where", [on_true, on_false])
+    values = condition.checked(), a.checked(), b.checked()
+    return _emit("dl.where", lambda loc: dlvm.select(*values, loc=loc))
+
+
+# -- linear algebra and shapes ---------------------------------------------------
+
+
+def dot(x: ArrayLike, y: ArrayLike) -> Tensor:
+    """``dlvm.dot``: matrix product (batched for rank > 2), matrix-vector, or inner product."""
+    lhs, rhs = (t.checked() for t in _common("dl.dot", [x, y]))
+    return _emit("dl.dot", lambda loc: dlvm.dot(lhs, rhs, loc=loc))
+
+
+matmul = dot
+
+
+def _axis(axis: int, rank: int, what: str) -> int:
+    if not -rank <= axis < rank:
+        raise ShapeError(f"{what}: axis {axis} is out of range for a tensor of rank {rank}")
+    return axis % rank
+
+
+def _axes(axes: Axes, rank: int, what: str) -> list[int]:
+    if axes is None:
+        return list(range(rank))
+    if isinstance(axes, int):
+        axes = [axes]
+    return sorted({_axis(int(a), rank, what) for a in axes})
+
+
+def transpose(x: ArrayLike, perm: Sequence[int] | None = None) -> Tensor:
+    """``dlvm.transpose``: result dimension i is dimension ``perm[i]`` (default: reversed)."""
+    t = lift(x)
+    value = t.checked()
+    order = None if perm is None else [_axis(int(p), t.ndim, "dl.transpose") for p in perm]
+    return _emit("dl.transpose", lambda loc: dlvm.transpose(value, perm=order, loc=loc))
+
+
+def reverse(x: ArrayLike, axes: Axes) -> Tensor:
+    """``dlvm.reverse``: reverses the order of elements along ``axes``."""
+    t = lift(x)
+    value, dims = t.checked(), _axes(axes, t.ndim, "dl.reverse")
+    return _emit("dl.reverse", lambda loc: dlvm.reverse(value, dims, loc=loc))
+
+
+def concatenate(xs: Sequence[ArrayLike], axis: int = 0) -> Tensor:
+    """``dlvm.concatenate``: joins tensors of equal rank along ``axis``."""
+    if not xs:
+        raise ShapeError("dl.concatenate needs at least one tensor")
+    tensors = _common("dl.concatenate", list(xs))
+    values = [t.checked() for t in tensors]
+    dim = _axis(axis, tensors[0].ndim, "dl.concatenate")
+    return _emit("dl.concatenate", lambda loc: dlvm.concatenate(values, dim, loc=loc))
+
+
+def slice(  # noqa: A001 - DLVM's name
+    x: ArrayLike, offsets: Sequence[int], sizes: Sequence[int], strides: Sequence[int] | None = None
+) -> Tensor:
+    """``dlvm.slice``: per dimension ``sizes[d]`` elements from ``offsets[d]``, every ``strides[d]``."""
+    value = lift(x).checked()
+    offs, szs = [int(o) for o in offsets], [int(s) for s in sizes]
+    strd = None if strides is None else [int(s) for s in strides]
+    return _emit("dl.slice", lambda loc: dlvm.slice(value, offs, szs, strides=strd, loc=loc))
+
+
+def reshape(x: ArrayLike, shape: Sequence[int]) -> Tensor:
+    """``dlvm.reshape``: the same elements in row-major order under ``shape`` (one -1 is inferred)."""
+    t = lift(x)
+    dims = [int(d) for d in shape]
+    if dims.count(-1) > 1:
+        raise ShapeError(f"dl.reshape: at most one dimension may be -1, got {dims}")
+    if -1 in dims:
+        known = int(np.prod([d for d in dims if d != -1]))
+        if known == 0 or t.size % known:
+            raise ShapeError(f"dl.reshape: cannot reshape {list(t.shape)} to {dims}")
+        dims[dims.index(-1)] = t.size // known
+    if int(np.prod(dims)) != t.size:
+        raise ShapeError(f"dl.reshape: cannot reshape {list(t.shape)} ({t.size} elements) to {dims}")
+    if tuple(dims) == t.shape:
+        return t
+    value = t.checked()
+    return _emit("dl.reshape", lambda loc: dlvm.reshape(value, dims, loc=loc))
+
+
+def expand_dims(x: ArrayLike, axis: int) -> Tensor:
+    """``dlvm.pad_shape``: inserts a unit dimension at ``axis``."""
+    t = lift(x)
+    dim = _axis(axis, t.ndim + 1, "dl.expand_dims")
+    value = t.checked()
+    return _emit("dl.expand_dims", lambda loc: dlvm.pad_shape(value, dim, loc=loc))
+
+
+def squeeze(x: ArrayLike, axis: int | None = None) -> Tensor:
+    """``dlvm.squeeze_shape``: removes the unit dimension ``axis`` (None: every unit dimension)."""
+    t = lift(x)
+    if axis is None:
+        return reshape(t, [d for d in t.shape if d != 1])
+    dim = _axis(axis, t.ndim, "dl.squeeze")
+    value = t.checked()
+    return _emit("dl.squeeze", lambda loc: dlvm.squeeze_shape(value, dim, loc=loc))
+
+
+def broadcast_to(x: ArrayLike, shape: Sequence[int]) -> Tensor:
+    """``dlvm.broadcast_to``: DLVM broadcasting to ``shape``."""
+    value = lift(x).checked()
+    dims = [int(d) for d in shape]
+    return _emit("dl.broadcast_to", lambda loc: dlvm.broadcast_to(value, dims, loc=loc))
+
+
+def getitem(x: Tensor, index: Any) -> Tensor:
+    """``x[index]`` with ints, slices (positive steps), ``...`` and ``None``: a slice, then a reshape."""
+    items = list(index) if isinstance(index, tuple) else [index]
+    consumed = builtins.sum(1 for item in items if item is not None and item is not Ellipsis)
+    if consumed > x.ndim:
+        raise ShapeError(f"too many indices ({consumed}) for a tensor of rank {x.ndim}")
+    if Ellipsis in items:
+        at = items.index(Ellipsis)
+        items[at : at + 1] = [builtins.slice(None)] * (x.ndim - consumed)
+    else:
+        items += [builtins.slice(None)] * (x.ndim - consumed)
+    offsets, sizes, strides, result_shape = [], [], [], []
+    dim = 0
+    for item in items:
+        if item is None:
+            result_shape.append(1)
+            continue
+        extent = x.shape[dim]
+        if isinstance(item, Tensor):
+            raise TracingError("indexing with a staged tensor is not supported; use dl.where or a one-hot dl.dot")
+        if isinstance(item, builtins.slice):
+            start, stop, step = item.indices(extent)
+            if step <= 0:
+                raise ShapeError("negative slice steps are not supported; use dl.reverse")
+            count = len(range(start, stop, step))
+            if count == 0:
+                raise ShapeError(f"the index {item} selects no elements of dimension {dim} (size {extent})")
+            offsets.append(start), sizes.append(count), strides.append(step)
+            result_shape.append(count)
+        else:
+            position = int(item)
+            if not -extent <= position < extent:
+                raise ShapeError(f"index {position} is out of bounds for dimension {dim} (size {extent})")
+            offsets.append(position % extent), sizes.append(1), strides.append(1)
+        dim += 1
+    y = x
+    if sizes != list(x.shape):
+        y = slice(x, offsets, sizes, strides if builtins.any(s != 1 for s in strides) else None)
+    return reshape(y, result_shape)
+
+
+# -- reductions ----------------------------------------------------------------
+
+_KINDS = {
+    "add": "add", "sum": "add", "mul": "mul", "prod": "mul", "max": "max", "min": "min",
+    "and": "and_", "all": "and_", "or": "or_", "any": "or_", "mean": "mean",
+}
+
+
+def _kind(kind: Any, what: str) -> Any:
+    if isinstance(kind, dlvm.ReductionKind):
+        return kind
+    if isinstance(kind, str) and kind in _KINDS:
+        return getattr(dlvm.ReductionKind, _KINDS[kind])
+    raise ShapeError(f"{what}: unknown combinator {kind!r} (expected one of {', '.join(_KINDS)})")
+
+
+def reduce(kind: Any, x: ArrayLike, axes: Axes = None, init: ArrayLike | None = None, keepdims: bool = False) -> Tensor:
+    """``dlvm.reduce``: combines along ``axes`` (None: all) with add/mul/max/min/and/or/mean.
+
+    ``init`` (a number or rank-0 tensor) replaces the combinator's identity.
+    """
+    t = lift(x)
+    combinator = _kind(kind, "dl.reduce")
+    dims = _axes(axes, t.ndim, "dl.reduce")
+    if not dims:
+        return t
+    value = t.checked()
+    init_value = None if init is None else lift(init, t.dtype).checked()
+    y = _emit("dl.reduce", lambda loc: dlvm.reduce(combinator, value, dims, init=init_value, loc=loc))
+    if keepdims:
+        y = reshape(y, [1 if d in dims else n for d, n in enumerate(t.shape)])
+    return y
+
+
+def _reduction(kind: str, doc: str) -> Callable[..., Tensor]:
+    def op(x: ArrayLike, axis: Axes = None, keepdims: bool = False) -> Tensor:
+        return reduce(kind, x, axis, keepdims=keepdims)
+
+    op.__name__ = op.__qualname__ = f"reduce_{kind}"
+    op.__doc__ = f"The {doc} along ``axis`` (None: all dimensions); ``keepdims`` keeps them as size 1."
+    return op
+
+
+reduce_sum = _reduction("sum", "sum")
+reduce_mean = _reduction("mean", "mean")
+reduce_max = _reduction("max", "maximum")
+reduce_min = _reduction("min", "minimum")
+reduce_prod = _reduction("prod", "product")
+reduce_all = _reduction("all", "logical and")
+reduce_any = _reduction("any", "logical or")
+
+
+def scan(kind: Any, x: ArrayLike, axis: int) -> Tensor:
+    """``dlvm.scan``: inclusive prefix reduction along ``axis``."""
+    t = lift(x)
+    combinator, dim = _kind(kind, "dl.scan"), _axis(axis, t.ndim, "dl.scan")
+    value = t.checked()
+    return _emit("dl.scan", lambda loc: dlvm.scan(combinator, value, dim, loc=loc))
+
+
+def cumsum(x: ArrayLike, axis: int) -> Tensor:
+    return scan("add", x, axis)
+
+
+def cumprod(x: ArrayLike, axis: int) -> Tensor:
+    return scan("mul", x, axis)
+
+
+_PADDINGS = {"none": "none", "valid": "none", "half": "half", "same": "half", "full": "full"}
+
+
+def reduce_window(
+    kind: Any, x: ArrayLike, window: Sequence[int], strides: Sequence[int] | None = None, padding: str = "none"
+) -> Tensor:
+    """``dlvm.reduce_window`` (pooling): ``padding`` is none/valid, half/same or full."""
+    t = lift(x)
+    combinator = _kind(kind, "dl.reduce_window")
+    if padding not in _PADDINGS:
+        raise ShapeError(f"dl.reduce_window: unknown padding {padding!r} (expected one of {', '.join(_PADDINGS)})")
+    pad = getattr(dlvm.Padding, _PADDINGS[padding])
+    win = [int(w) for w in window]
+    steps = [int(s) for s in (strides if strides is not None else [1] * len(win))]
+    value = t.checked()
+    return _emit("dl.reduce_window", lambda loc: dlvm.reduce_window(combinator, value, win, steps, pad, loc=loc))
+
+
+def softmax(x: ArrayLike, axis: int = -1) -> Tensor:
+    """``dlvm.softmax`` along ``axis`` (numerically stable)."""
+    t = lift(x)
+    dim, value = _axis(axis, t.ndim, "dl.softmax"), t.checked()
+    return _emit("dl.softmax", lambda loc: dlvm.softmax(value, dim, loc=loc))
+
+
+def log_softmax(x: ArrayLike, axis: int = -1) -> Tensor:
+    """``dlvm.log_softmax`` along ``axis`` (numerically stable)."""
+    t = lift(x)
+    dim, value = _axis(axis, t.ndim, "dl.log_softmax"), t.checked()
+    return _emit("dl.log_softmax", lambda loc: dlvm.log_softmax(value, dim, loc=loc))
+
+
+# -- convolution and casts -------------------------------------------------------
+
+
+def _int_list(values: int | Sequence[int] | None, count: int) -> list[int] | None:
+    if values is None:
+        return None
+    if isinstance(values, int):
+        return [values] * count
+    return [int(v) for v in values]
+
+
+def convolve(
+    x: ArrayLike,
+    kernel: ArrayLike,
+    strides: int | Sequence[int] | None = None,
+    padding: int | Sequence[int] | Sequence[tuple[int, int]] | None = None,
+    lhs_dilation: int | Sequence[int] | None = None,
+    rhs_dilation: int | Sequence[int] | None = None,
+    groups: int = 1,
+) -> Tensor:
+    """``dlvm.convolve``: XLA-style convolution of an NC... input with an OI... kernel.
+
+    ``padding`` is one int for every side, low/high pairs per spatial
+    dimension, or the flat list ``[lo0, hi0, lo1, hi1, ...]``.
+    """
+    inp, ker = _common("dl.convolve", [x, kernel])
+    spatial = builtins.max(inp.ndim - 2, 0)
+    pad: list[int] | None
+    if padding is None:
+        pad = None
+    elif isinstance(padding, int):
+        pad = [padding] * (2 * spatial)
+    else:
+        pad = [int(v) for item in padding for v in (item if isinstance(item, (tuple, list)) else (item,))]
+    a, b = inp.checked(), ker.checked()
+    return _emit(
+        "dl.convolve",
+        lambda loc: dlvm.convolve(
+            a,
+            b,
+            strides=_int_list(strides, spatial),
+            padding=pad,
+            lhs_dilation=_int_list(lhs_dilation, spatial),
+            rhs_dilation=_int_list(rhs_dilation, spatial),
+            groups=None if groups == 1 else int(groups),
+            loc=loc,
+        ),
+    )
+
+
+def _element(dtype: Any, what: str) -> DType:
+    try:
+        return dtype_of(dtype)
+    except TypeError as err:
+        raise DTypeError(f"{what}: {err}") from None
+
+
+def cast(x: ArrayLike, dtype: Any) -> Tensor:
+    """``dlvm.cast``: converts element values to ``dtype`` (no-op when already of it)."""
+    t, target = lift(x), _element(dtype, "dl.cast")
+    if t.dtype == target:
+        return t
+    value = t.checked()
+    return _emit("dl.cast", lambda loc: dlvm.cast(value, ir.TypeAttr.get(target.mlir()), loc=loc))
+
+
+def bitcast(x: ArrayLike, dtype: Any) -> Tensor:
+    """``dlvm.bitcast``: reinterprets the bits as ``dtype`` (same width)."""
+    t, target = lift(x), _element(dtype, "dl.bitcast")
+    value = t.checked()
+    return _emit("dl.bitcast", lambda loc: dlvm.bitcast(value, ir.TypeAttr.get(target.mlir()), loc=loc))
