@@ -138,12 +138,15 @@ def _convolution_loops(op: ir.Operation) -> ConvolutionLoops | None:
 
 
 def _has_transposed_input(maps: list[ir.AffineMap], n_inputs: int) -> bool:
-    """True when an input is read with a permutation that moves the innermost loop."""
+    """True when an input reads along the innermost loop with a non-unit stride.
+
+    That is the case when the input's indexing uses the innermost loop, but
+    not as its last (contiguous) dimension.
+    """
+    innermost = maps[0].n_dims - 1
     for amap in maps[:n_inputs]:
         positions = [_dim_position(e) for e in amap.results]
-        if None in positions or len(positions) < 2:
-            continue
-        if positions != sorted(positions):
+        if innermost in positions and positions[-1] != innermost:
             return True
     return False
 

@@ -21,6 +21,9 @@ with ``dump_dir=``, ``on_stage=`` or ``$DLVM_MLIR_DUMP_DIR``):
 ``approximate-math``
     f32 ``math.exp/log/tanh/erf`` become polynomial ``arith`` code
     (:mod:`dlvm_mlir.backend.mathapprox`), so they vectorize.
+``pack``
+    the B operand of large contractions is copied into contiguous panels of
+    the register-tile width (:mod:`dlvm_mlir.backend.packing`).
 ``tile-and-vectorize``
     per-op transform-dialect schedules (:mod:`dlvm_mlir.backend.schedule`):
     thread split with ``scf.forall``, cache and register tiles, peeling of
@@ -53,6 +56,7 @@ from mlir.dialects import linalg as linalg_d
 
 from .boolmem import widen_bool_memrefs
 from .mathapprox import approximate_math
+from .packing import pack_contractions
 from .runtime import ExecutionError, FunctionSignature, spec_from_type
 from .schedule import (
     PRE_BUFFERIZE_CLEANUP,
@@ -95,6 +99,8 @@ class CpuOptions:
     fuse_elementwise: bool = True
     #: replace f32 tanh/exp/log/erf/... by vectorizable polynomial approximations
     fast_math_approximations: bool = True
+    #: pack B of large matmuls into contiguous register-tile panels
+    pack_operands: bool = True
     schedule: ScheduleOptions = field(default_factory=ScheduleOptions)
     target: CpuTarget = field(default_factory=host_target)
 
@@ -110,7 +116,7 @@ class CpuOptions:
         """Stable text identifying everything that affects the generated code."""
         return repr(
             (self.threads, self.opt_level, self.vectorize, self.fuse_elementwise,
-             self.fast_math_approximations, self.schedule, self.target.key())
+             self.fast_math_approximations, self.pack_operands, self.schedule, self.target.key())
         )
 
 
@@ -268,6 +274,18 @@ def stage_approximate_math(module: ir.Module, options: CpuOptions) -> None:
 
 
 # --------------------------------------------------------------------------
+# stage: operand packing
+# --------------------------------------------------------------------------
+
+
+def stage_pack(module: ir.Module, options: CpuOptions) -> None:
+    """Copy the streamed operand of large contractions into contiguous panels."""
+    if options.vectorize and options.pack_operands:
+        pack_contractions(module, options.target, options.schedule)
+        _run_passes(module, "canonicalize,cse")
+
+
+# --------------------------------------------------------------------------
 # stage: tiling and vectorization
 # --------------------------------------------------------------------------
 
@@ -394,6 +412,7 @@ CPU_STAGES: tuple[tuple[str, StageFn], ...] = (
     ("entry-points", stage_entry_points),
     ("fuse", stage_fuse),
     ("approximate-math", stage_approximate_math),
+    ("pack", stage_pack),
     ("tile-and-vectorize", stage_tile_and_vectorize),
     ("bufferize", stage_bufferize),
     ("lower-vectors", stage_lower_vectors),

@@ -693,7 +693,9 @@ def _binaries(module: ir.Module) -> dict[str, bytes]:
 
 
 def _llvm_dis() -> str | None:
-    candidate = Path(ir.__file__).resolve().parent.parent / "llvm" / "bin" / "llvm-dis"
+    from ..config import llvm_root
+
+    candidate = llvm_root() / "bin" / "llvm-dis"
     if candidate.is_file():
         return str(candidate)
     return shutil.which("llvm-dis")

@@ -45,6 +45,8 @@ __all__ = ["MatmulSpec", "MatmulConfig", "matmul_spec", "matmul_config", "matmul
 
 WORKGROUP = "#gpu.address_space<workgroup>"
 FLOATS = ("f16", "bf16", "f32", "f64")
+SMS = 132
+"""Multiprocessors of an H100 SXM: small matmuls get tiles small enough to fill them."""
 INTS = ("i8", "i16", "i32", "i64")
 
 
@@ -241,6 +243,12 @@ def matmul_config(spec: MatmulSpec, mma: str = "auto") -> MatmulConfig:
     largest = 128 if spec.M * spec.N >= 1024 * 1024 else 64
     bm = _tile(spec.M, largest)
     bn = _tile(spec.N, largest)
+    # small problems: smaller tiles until the grid has a block per SM or so
+    while -(-spec.M // bm) * -(-spec.N // bn) * spec.batch_count < SMS and max(bm, bn) > 16:
+        if bm >= bn:
+            bm //= 2
+        else:
+            bn //= 2
     bk = spec.K if spec.K <= 16 else 16
     if spec.c_elem == "f64" or max(bm, bn) == 128:
         bk = min(bk, 8)

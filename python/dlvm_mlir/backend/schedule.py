@@ -39,6 +39,7 @@ __all__ = [
     "Plan",
     "OpScheduleRecord",
     "plan_for",
+    "register_tile",
     "render_plan",
     "apply_op_schedules",
     "run_transform_script",
@@ -63,7 +64,7 @@ class ScheduleOptions:
     #: register tile (m, n, k) for contractions; ``None``: from the target
     register_tile: tuple[int, int, int] | None = None
     #: cache tile targets (m, n, k) for contractions
-    cache_tile: tuple[int, int, int] = (64, 256, 256)
+    cache_tile: tuple[int, int, int] = (96, 128, 128)
     #: vector registers one generic-op tile may occupy
     generic_tile_vectors: int = 4
     vectorize: bool = True
@@ -118,12 +119,19 @@ class OpScheduleRecord:
 # --------------------------------------------------------------------------
 
 
-def _register_tile(target: CpuTarget, nest: LoopNest, options: ScheduleOptions) -> tuple[int, int, int]:
+def register_tile(target: CpuTarget, nest: LoopNest, options: ScheduleOptions) -> tuple[int, int, int]:
+    """Register tile (m, n, k) of a contraction.
+
+    6 rows by 4 vectors (AVX-512, 32 registers: 24 accumulators) or 6 rows by
+    2 vectors (AVX2, 16 registers: 12 accumulators), the classic BLAS shapes;
+    fewer broadcasts per FMA than 8x2 vectors measured faster on AVX-512.
+    """
     if options.register_tile is not None:
         return options.register_tile
     lanes = target.lanes(nest.element_bytes)
-    rows = 8 if target.vector_registers >= 32 else 4
-    return rows, 2 * lanes if target.vector_registers >= 32 else lanes * 2, 4
+    if target.vector_registers >= 32:
+        return 6, 4 * lanes, 8
+    return 6, 2 * lanes, 4
 
 
 def _thread_tiles(
@@ -164,7 +172,7 @@ def _contraction_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOption
     assert con is not None
     m, n, k = con.m[-1], con.n[-1], con.k[-1]
     outer = list(con.batch) + list(con.n[:-1]) + list(con.k[:-1]) + list(con.m[:-1])
-    rm, rn, rk = _register_tile(target, nest, options)
+    rm, rn, rk = register_tile(target, nest, options)
     thread_tiles, extents = None, nest.ranges
     if options.threads > 1 and nest.iterations >= options.min_parallel_flops:
         candidates = list(con.batch) + list(con.m[:-1]) + [m] + list(con.n[:-1]) + [n]
