@@ -245,6 +245,47 @@ def fold_transposes_into_matmuls(module: ir.Module) -> int:
     return folded
 
 
+def _is_elementwise_generic(op: ir.Operation) -> bool:
+    if op.name != "linalg.generic" or len(op.results) != 1:
+        return False
+    iterators = [str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"])]
+    return all("parallel" in it for it in iterators)
+
+
+def duplicate_shared_producers(module: ir.Module, max_uses: int = 4) -> int:
+    """Give each generic consumer its own copy of a multi-use elementwise producer.
+
+    ``linalg-fuse-elementwise-ops`` only fuses a producer with a single use;
+    on a GPU recomputing an elementwise value in each consumer is cheaper
+    than writing it to memory and reading it back (softmax's ``exp(x - max)``
+    feeds both the sum and the division).  Only producers whose users are
+    all ``linalg.generic`` ops (so every copy fuses away) with at most
+    ``max_uses`` uses are copied.  Returns the number of copies made.
+    """
+    producers: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if _is_elementwise_generic(op):
+            producers.append(op)
+        return ir.WalkResult.ADVANCE
+
+    copies = 0
+    with module.context, ir.Location.unknown():
+        module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+        for op in producers:
+            uses = list(op.results[0].uses)
+            if not 1 < len(uses) <= max_uses:
+                continue
+            users = [use.owner.operation if hasattr(use.owner, "operation") else use.owner for use in uses]
+            if not all(user.name == "linalg.generic" for user in users):
+                continue
+            for use, user in list(zip(uses, users))[1:]:
+                clone = op.clone(ir.InsertionPoint(user))
+                user.operands[use.operand_number] = clone.results[0]
+                copies += 1
+    return copies
+
+
 def stage_fuse(module: ir.Module, options: GpuOptions) -> None:
     """Elementwise ops -> generic ops; fuse producers into consumers (reductions too)."""
     _run_passes(module, "func.func(convert-elementwise-to-linalg),linalg-specialize-generic-ops")
@@ -254,7 +295,10 @@ def stage_fuse(module: ir.Module, options: GpuOptions) -> None:
     if not options.fuse_elementwise:
         return
     run_transform_script(module, _generalize_script())
-    _run_passes(module, "linalg-fuse-elementwise-ops,canonicalize,cse")
+    _run_passes(module, "linalg-fuse-elementwise-ops,canonicalize")
+    if duplicate_shared_producers(module):
+        _run_passes(module, "linalg-fuse-elementwise-ops,canonicalize")
+    _run_passes(module, "cse")
 
 
 # --------------------------------------------------------------------------
@@ -313,13 +357,24 @@ def _host_linalg_ops(module: ir.Module) -> list[ir.Operation]:
     return found
 
 
-def _insert_kernel_call(module: ir.Module, op: ir.Operation, text: str, name: str) -> None:
+def _insert_kernel(module: ir.Module, op: ir.Operation, text: str) -> None:
+    """Put the ``gpu.launch`` of a generated kernel function in place of ``op``.
+
+    The generated ``func.func`` takes the op's operands as arguments; its body
+    is moved to the op's place with the arguments replaced by the operands
+    (by hand: the inliner refuses ``nvgpu`` ops, which have no inliner
+    interface).
+    """
     parsed = ir.Module.parse(text)
-    for fn in list(parsed.body.operations):
-        fn.operation.detach_from_parent()
-        module.body.append(fn)
-    with ir.InsertionPoint(op), op.location:
-        func_d.CallOp([], ir.FlatSymbolRefAttr.get(name), list(op.operands))
+    fn = list(parsed.body.operations)[0].operation
+    body = fn.regions[0].blocks[0]
+    for arg, operand in zip(body.arguments, op.operands):
+        arg.replace_all_uses_with(operand)
+    for inner in list(body.operations):
+        inner = inner.operation
+        if inner.name == "func.return":
+            continue
+        inner.move_before(op)
     op.erase()
 
 
@@ -330,6 +385,23 @@ def _strip_attribute(module: ir.Module, name: str) -> None:
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+
+
+def _drop_final_barriers(module: ir.Module) -> int:
+    """Remove a ``gpu.barrier`` right before a launch's terminator (nothing follows it)."""
+    barriers: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "gpu.launch":
+            ops = list(op.regions[0].blocks[0].operations)
+            if len(ops) >= 2 and ops[-2].operation.name == "gpu.barrier":
+                barriers.append(ops[-2].operation)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    for barrier in barriers:
+        barrier.erase()
+    return len(barriers)
 
 
 def _positive_coefficients(expr: ir.AffineExpr) -> bool:
@@ -441,7 +513,7 @@ def stage_map(module: ir.Module, options: GpuOptions) -> list[GpuOpRecord]:
                     grid_dims=(-(-spec.N // config.bn), -(-spec.M // config.bm), spec.batch_count),
                     note=f"{config.variant} {config.bm}x{config.bn}x{config.bk}",
                 )
-                _insert_kernel_call(module, op, matmul_kernel(spec, config, name), name)
+                _insert_kernel(module, op, matmul_kernel(spec, config, name))
             elif plan.kind == "parallel" and tileable(op):
                 op_id = len(work)
                 op.attributes[GPU_OP_ATTR] = ir.IntegerAttr.get(i64, op_id)
@@ -458,6 +530,7 @@ def stage_map(module: ir.Module, options: GpuOptions) -> list[GpuOpRecord]:
         for index, (op, nest, record) in enumerate(fallback):
             record.plan = grid_stride(module, op, nest, len(work) + index, sched.block_threads)
         _strip_attribute(module, GPU_OP_ATTR)
+        _drop_final_barriers(module)
     _run_passes(module, "inline,symbol-dce,canonicalize,cse")
     return records
 

@@ -24,6 +24,7 @@ device buffers only, like the code that calls them.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 from mlir import ir
@@ -177,23 +178,21 @@ def _rewrite_globals(ops: list[ir.Operation], report: HostReport) -> None:
         report.constants_copied += 1
 
 
-_HELPERS: dict[str, str] = {}
-
-
 def _element_helper(kind: str, memref_type: ir.MemRefType) -> tuple[str, str]:
     """Name and text of a private helper moving one element between host and device."""
     element = str(memref_type.element_type)
     rank = memref_type.rank
     mtype = str(memref_type)
     key = f"{kind}:{mtype}"
-    name = f"__dlvm_host_{kind}_{abs(hash(key)) % (1 << 40):x}"
+    name = f"__dlvm_host_{kind}_{hashlib.sha1(key.encode()).hexdigest()[:10]}"
     idx_args = ", ".join(f"%i{d}: index" for d in range(rank))
     lines = []
     if kind == "load":
         header = f"func.func private @{name}(%buf: {mtype}{', ' if rank else ''}{idx_args}) -> {element}"
     else:
         header = f"func.func private @{name}(%value: {element}, %buf: {mtype}{', ' if rank else ''}{idx_args})"
-    lines.append(header + " {")
+    # not inlined: its stack slot is released on return, even when called in a loop
+    lines.append(header + " attributes {no_inline} {")
     lines.append(f"  %base, %offset{', ' if rank else ''}{', '.join(f'%s{d}' for d in range(rank))}"
                  f"{', ' if rank else ''}{', '.join(f'%t{d}' for d in range(rank))} = "
                  f"memref.extract_strided_metadata %buf : {mtype} -> memref<{element}>, index"

@@ -234,17 +234,17 @@ def _tile(extent: int, largest: int) -> int:
 def matmul_config(spec: MatmulSpec, mma: str = "auto") -> MatmulConfig:
     """Tile sizes (and the variant) for ``spec``; ``mma`` as in GpuScheduleOptions."""
     inputs = (spec.a_elem, spec.b_elem)
+    blocks64 = -(-spec.M // 64) * -(-spec.N // 64) * spec.batch_count
+    size = 64 if min(spec.M, spec.N) > 32 and blocks64 >= SMS // 2 else 32
     if mma in ("auto", "tf32") and inputs == ("f16", "f16") and spec.c_elem in ("f16", "f32"):
-        size = 64 if min(spec.M, spec.N) > 32 else 32
         return MatmulConfig("mma_f16", size, size, 32, threads=128)
     if mma == "tf32" and inputs == ("f32", "f32") and spec.c_elem == "f32":
-        size = 64 if min(spec.M, spec.N) > 32 else 32
         return MatmulConfig("mma_tf32", size, size, 16, threads=128)
     largest = 128 if spec.M * spec.N >= 1024 * 1024 else 64
     bm = _tile(spec.M, largest)
     bn = _tile(spec.N, largest)
-    # small problems: smaller tiles until the grid has a block per SM or so
-    while -(-spec.M // bm) * -(-spec.N // bn) * spec.batch_count < SMS and max(bm, bn) > 16:
+    # small problems: smaller tiles (down to 32) until the grid has a block per two SMs
+    while -(-spec.M // bm) * -(-spec.N // bn) * spec.batch_count < SMS // 2 and max(bm, bn) > 32:
         if bm >= bn:
             bm //= 2
         else:

@@ -128,13 +128,13 @@ def _pick(extent: int, budget: int) -> int:
     """Threads for a loop of ``extent`` iterations within ``budget``.
 
     The whole loop when it fits; else a divisor of the extent in
-    ``[budget/2, budget]`` (every block full and static); else ``budget``
+    ``(budget/2, budget]`` (every block full and static); else ``budget``
     (the last block is partial).
     """
     budget = max(1, budget)
     if extent <= budget:
         return extent
-    fitting = [d for d in divisors(extent) if budget // 2 <= d <= budget]
+    fitting = [d for d in divisors(extent) if budget // 2 < d <= budget]
     return fitting[-1] if fitting else budget
 
 

@@ -1,0 +1,132 @@
+"""dlvm-gpu-pipeline: DLVM (or linalg) IR to GPU kernels and host code for CUDA.
+
+A ModulePass rather than pipeline text: the schedules are computed per op in
+Python and applied with the transform interpreter, and the matmul kernels are
+generated IR.  The stages (see :mod:`dlvm_mlir.backend.gpu` and docs/gpu.md)::
+
+    linalg      dlvm-differentiate (when the module declares derivatives),
+                dlvm-optimize (optimize=true), dlvm-to-linalg
+    entry-points, fuse, bufferize,
+    map         blocks/threads tiling, matmul kernels: every op in a gpu.launch
+    host        device buffers and copies
+    outline     gpu.func kernels in one gpu.module with the NVVM target
+    device      kernels in the NVVM/LLVM dialects
+    host-llvm   host code in the LLVM dialect (CUDA runtime calls)
+    binary      gpu.binary with PTX (format=isa) or a cubin (format=bin)
+
+``stop-at=<stage>`` prints the IR after that stage, e.g.
+``dlvm-opt --dlvm-gpu-pipeline='stop-at=map'`` for the tiled ``gpu.launch``
+ops or ``stop-at=outline`` for the kernels as ``gpu.func``.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+
+from dlvm_mlir.backend.gpu import GPU_STAGE_NAMES, GpuOptions, lower_to_gpu
+from dlvm_mlir.backend.gpu_schedule import GpuScheduleOptions
+from dlvm_mlir.passes import ModulePass, Option, PassError, register_pass, run_pipeline
+
+STOP_POINTS = ("linalg", *GPU_STAGE_NAMES)
+
+
+@register_pass
+class GpuPipeline(ModulePass):
+    name = "dlvm-gpu-pipeline"
+    summary = "Lower DLVM/linalg IR to tiled GPU kernels (PTX/cubin for NVIDIA) and CUDA host code"
+    options = (
+        Option("chip", str, "sm_90", "NVIDIA GPU architecture (sm_XY)"),
+        Option("features", str, "+ptx80", "PTX ISA features of the NVPTX back end"),
+        Option("opt-level", int, 3, "optimization level of the NVPTX back end (0-3)"),
+        Option("format", str, "isa", "kernel binary format: isa (PTX), bin (cubin via ptxas), auto",
+               choices=("isa", "bin", "auto")),
+        Option("stop-at", str, "binary", "stop after this stage", choices=STOP_POINTS),
+        Option("optimize", bool, True, "run dlvm-optimize before dlvm-to-linalg"),
+        Option("block-threads", int, 256, "threads per block of elementwise and reduction kernels"),
+        Option("mma", str, "auto", "tensor cores: auto (f16 matmuls), tf32 (also f32 matmuls, TF32 precision), none",
+               choices=("auto", "tf32", "none")),
+        Option("matmul-kernels", bool, True, "use the shared-memory matmul kernels for contractions"),
+        Option("fuse", bool, True, "fuse elementwise producers into consumers and reductions"),
+    )
+
+    def run(self, module: ir.Operation) -> None:
+        if self.opt_level not in range(4):
+            raise PassError(f"opt-level must be 0..3, got {self.opt_level}", at=module)
+        if not self.chip.startswith("sm_"):
+            raise PassError(f"chip must look like sm_90, got '{self.chip}'", at=module)
+        if not 1 <= self.block_threads <= 1024:
+            raise PassError(f"block-threads must be in [1, 1024], got {self.block_threads}", at=module)
+        options = GpuOptions(
+            chip=self.chip,
+            features=self.features,
+            opt_level=self.opt_level,
+            format=self.format,
+            fuse_elementwise=self.fuse,
+            schedule=GpuScheduleOptions(
+                block_threads=self.block_threads, mma=self.mma, matmul_kernels=self.matmul_kernels
+            ),
+        )
+        # The stages run nested pass managers whose passes add dialect
+        # extensions to the context, which MLIR forbids while the outer pass
+        # manager runs: they work on a copy in a private context, and the
+        # result replaces this module's contents.
+        text = module.get_asm(enable_debug_info=True)
+        work = ir.Module.parse(text, ir.Context())
+        with work.context:
+            _to_linalg(work.operation.opview, self.optimize)
+            if self.stop_at != "linalg":
+                try:
+                    lower_to_gpu(work, options, stop_after=self.stop_at)
+                except Exception as exc:  # ExecutionError and pass failures inside the stages
+                    raise PassError(str(exc).splitlines()[0], at=module) from exc
+            result = work.operation.get_asm(enable_debug_info=True)
+        _replace_contents(module, ir.Module.parse(result, module.context))
+
+
+def _replace_contents(module: ir.Operation, new: ir.Module) -> None:
+    """Make ``module`` hold ``new``'s operations and attributes."""
+    body = module.regions[0].blocks[0]
+    for op in list(body.operations):
+        op.operation.erase()
+    for op in list(new.body.operations):
+        op.operation.detach_from_parent()
+        body.append(op.operation)
+    attributes = new.operation.attributes
+    for index in range(len(attributes)):
+        named = attributes[index]
+        module.attributes[named.name] = named.attr
+
+
+def _has_derivative_declarations(module: ir.OpView) -> bool:
+    for op in module.body.operations:
+        attrs = op.attributes
+        if "dlvm.gradient" in attrs or "dlvm.tangent" in attrs:
+            return True
+    return False
+
+
+def _has_dlvm_ops(module: ir.OpView) -> bool:
+    found = False
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        nonlocal found
+        if op.name.startswith("dlvm."):
+            found = True
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
+
+
+def _to_linalg(module: ir.OpView, optimize: bool) -> None:
+    """The target-independent stages of dlvm_mlir.compile, on this module."""
+    steps = []
+    if _has_derivative_declarations(module):
+        steps.append("dlvm-differentiate")
+    if _has_dlvm_ops(module) or steps:
+        if optimize:
+            steps.append("dlvm-optimize")
+        steps += ["dlvm-to-linalg", "canonicalize", "cse"]
+    if steps:
+        run_pipeline(module, f"builtin.module({','.join(steps)})", reproducer=False)

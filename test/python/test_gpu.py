@@ -1,0 +1,536 @@
+"""GPU back end: every dlvm op and an MLP gradient to PTX that ptxas accepts; pipeline,
+translate and runner behaviour; kernels run against numpy where a GPU is present.
+
+Without ptxas the PTX checks are skipped; without a CUDA driver and a GPU the
+execution tests are skipped (``compile_cuda`` must then raise a clean error,
+which is tested).  Each group of ops is compiled as one module (one pipeline
+run, one ptxas run) to keep the file fast.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dlvm_mlir
+from dlvm_mlir.backend.gpu import (
+    CudaUnavailableError,
+    GpuOptions,
+    compile_cuda,
+    cuda_status,
+    device_code,
+    fold_transposes_into_matmuls,
+    lower_to_gpu,
+)
+from dlvm_mlir.backend.gpu_kernels import matmul_config, matmul_spec
+from dlvm_mlir.backend.gpu_schedule import GpuScheduleOptions, plan_gpu_op
+from dlvm_mlir.backend.analysis import LoopNest
+from dlvm_mlir.compiler import CompileOptions, lower
+from dlvm_mlir.errors import DLVMError
+from mlir import ir
+
+ROOT = Path(__file__).resolve().parents[2]
+MLP = (ROOT / "examples" / "mlp.mlir").read_text()
+PTXAS = shutil.which("ptxas")
+needs_ptxas = pytest.mark.skipif(PTXAS is None, reason="ptxas not found on PATH")
+CUDA = cuda_status()
+needs_gpu = pytest.mark.skipif(not CUDA.available, reason=f"no CUDA GPU: {CUDA.reason}")
+
+
+# --------------------------------------------------------------------------
+# one small function per dlvm op
+# --------------------------------------------------------------------------
+
+F = "tensor<37x70xf32>"  # not a multiple of any tile size: partial tiles everywhere
+ROW = "tensor<1x70xf32>"
+I = "tensor<37x70xi32>"
+
+UNARY_FLOAT = [
+    "neg", "exp", "log", "tanh", "sigmoid", "relu", "sqrt", "rsqrt", "square", "sign", "abs",
+    "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "floor", "ceil", "round",
+    "rint", "erf", "erfc", "lgamma", "digamma", "log1p", "expm1",
+]
+BINARY = ["add", "sub", "mul", "div", "pow", "min", "max", "mod", "floor_div", "trunc_div"]
+
+
+def _fn(name: str, params: list[str], result: str, body: str) -> str:
+    args = ", ".join(f"%a{i}: {t}" for i, t in enumerate(params))
+    return f"func.func @t_{name}({args}) -> {result} {{\n{body}\n  return %r : {result}\n}}\n"
+
+
+def op_cases() -> dict[str, str]:
+    """name -> function text; every dlvm op appears at least once."""
+    cases: dict[str, str] = {}
+    for op in UNARY_FLOAT:
+        cases[op] = _fn(op, [F], F, f"  %r = dlvm.{op} %a0 : {F}")
+    cases["neg_f64"] = _fn("neg_f64", ["tensor<5x3xf64>"], "tensor<5x3xf64>", "  %r = dlvm.neg %a0 : tensor<5x3xf64>")
+    cases["exp_f16"] = _fn("exp_f16", ["tensor<64xf16>"], "tensor<64xf16>", "  %r = dlvm.exp %a0 : tensor<64xf16>")
+    cases["not"] = _fn("not", [I], I, f"  %r = dlvm.not %a0 : {I}")
+    for op in BINARY:
+        cases[op] = _fn(op, [F, ROW], F, f"  %r = dlvm.{op} %a0, %a1 : {F}, {ROW}")
+    for op in ("and", "or"):
+        cases[op] = _fn(op, [I, I], I, f"  %r = dlvm.{op} %a0, %a1 : {I}, {I}")
+    cases["cmp_select"] = _fn("cmp_select", [F, ROW], F, f"""  %m = dlvm.cmp lt, %a0, %a1 : {F}, {ROW}
+  %r = dlvm.select %m, %a0, %a1 : tensor<37x70xi1>, {F}, {ROW}""")
+    cases["dot"] = _fn("dot", ["tensor<37x50xf32>", "tensor<50x70xf32>"], F,
+                       "  %r = dlvm.dot %a0, %a1 : tensor<37x50xf32>, tensor<50x70xf32>")
+    cases["dot_matvec"] = _fn("dot_matvec", ["tensor<37x50xf32>", "tensor<50xf32>"], "tensor<37xf32>",
+                              "  %r = dlvm.dot %a0, %a1 : tensor<37x50xf32>, tensor<50xf32>")
+    cases["dot_batch"] = _fn("dot_batch", ["tensor<3x20x30xf32>", "tensor<3x30x40xf32>"], "tensor<3x20x40xf32>",
+                             "  %r = dlvm.dot %a0, %a1 : tensor<3x20x30xf32>, tensor<3x30x40xf32>")
+    cases["dot_i32"] = _fn("dot_i32", ["tensor<8x16xi32>", "tensor<16x8xi32>"], "tensor<8x8xi32>",
+                           "  %r = dlvm.dot %a0, %a1 : tensor<8x16xi32>, tensor<16x8xi32>")
+    cases["dot_f16"] = _fn("dot_f16", ["tensor<64x48xf16>", "tensor<48x40xf16>"], "tensor<64x40xf16>",
+                           "  %r = dlvm.dot %a0, %a1 : tensor<64x48xf16>, tensor<48x40xf16>")
+    cases["transpose"] = _fn("transpose", [F], "tensor<70x37xf32>", f"  %r = dlvm.transpose %a0 : {F}")
+    cases["reverse"] = _fn("reverse", [F], F, f"  %r = dlvm.reverse %a0 dims [0, 1] : {F}")
+    cases["concatenate"] = _fn("concatenate", [F, F], "tensor<37x140xf32>",
+                               f"  %r = dlvm.concatenate %a0, %a1 axis 1 : {F}, {F}")
+    cases["slice"] = _fn("slice", [F], "tensor<10x20xf32>",
+                         f"  %r = dlvm.slice %a0 offsets [1, 2] sizes [10, 20] strides [2, 3] : {F}")
+    cases["reshape"] = _fn("reshape", [F], "tensor<70x37xf32>", f"  %r = dlvm.reshape %a0 to [70, 37] : {F}")
+    cases["pad_shape"] = _fn("pad_shape", [F], "tensor<37x1x70xf32>", f"  %r = dlvm.pad_shape %a0 at 1 : {F}")
+    cases["squeeze_shape"] = _fn("squeeze_shape", ["tensor<37x1x70xf32>"], F,
+                                 "  %r = dlvm.squeeze_shape %a0 at 1 : tensor<37x1x70xf32>")
+    cases["broadcast_to"] = _fn("broadcast_to", [ROW], F, f"  %r = dlvm.broadcast_to %a0 to [37, 70] : {ROW}")
+    cases["reduce_rows"] = _fn("reduce_rows", [F], "tensor<37xf32>", f"  %r = dlvm.reduce add %a0 dims [1] : {F}")
+    cases["reduce_cols"] = _fn("reduce_cols", [F], "tensor<70xf32>", f"  %r = dlvm.reduce max %a0 dims [0] : {F}")
+    cases["reduce_all"] = _fn("reduce_all", [F], "tensor<f32>", f"  %r = dlvm.reduce mean %a0 dims [0, 1] : {F}")
+    cases["scan"] = _fn("scan", [F], F, f"  %r = dlvm.scan add %a0 dim 1 : {F}")
+    cases["reduce_window"] = _fn(
+        "reduce_window", [F], "tensor<37x35xf32>",
+        f"  %r = dlvm.reduce_window max %a0 window [1, 2] strides [1, 2] padding none : {F}")
+    cases["softmax"] = _fn("softmax", [F], F, f"  %r = dlvm.softmax %a0 axis 1 : {F}")
+    cases["log_softmax"] = _fn("log_softmax", [F], F, f"  %r = dlvm.log_softmax %a0 axis 0 : {F}")
+    cases["convolve"] = _fn(
+        "convolve", ["tensor<2x3x9x8xf32>", "tensor<4x3x3x3xf32>"], "tensor<2x4x9x8xf32>",
+        "  %r = dlvm.convolve %a0, %a1 padding [1, 1, 1, 1] : tensor<2x3x9x8xf32>, tensor<4x3x3x3xf32>")
+    cases["constant"] = _fn("constant", [F], F, f"""  %c = dlvm.constant dense<[[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0, 20.0, 21.0, 22.0, 23.0, 24.0, 25.0, 26.0, 27.0, 28.0, 29.0, 30.0, 31.0, 32.0, 33.0, 34.0, 35.0, 36.0, 37.0, 38.0, 39.0, 40.0, 41.0, 42.0, 43.0, 44.0, 45.0, 46.0, 47.0, 48.0, 49.0, 50.0, 51.0, 52.0, 53.0, 54.0, 55.0, 56.0, 57.0, 58.0, 59.0, 60.0, 61.0, 62.0, 63.0, 64.0, 65.0, 66.0, 67.0, 68.0, 69.0, 70.0]]> : {ROW}
+  %r = dlvm.mul %a0, %c : {F}, {ROW}""")
+    cases["cast"] = _fn("cast", [F], I, f"  %r = dlvm.cast %a0 to i32 : {F}")
+    cases["bitcast"] = _fn("bitcast", [F], I, f"  %r = dlvm.bitcast %a0 to i32 : {F}")
+    cases["random"] = _fn("random", [], F, "  %r = dlvm.random [37, 70] from -1.0 upto 1.0 seed 7 : f32")
+    cases["loop"] = """func.func @t_loop(%a0: tensor<16xf32>, %n: index) -> tensor<16xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%x = %a0) -> (tensor<16xf32>) {
+    %y = dlvm.tanh %x : tensor<16xf32>
+    scf.yield %y : tensor<16xf32>
+  }
+  return %r : tensor<16xf32>
+}
+"""
+    cases["extract"] = """func.func @t_extract(%a0: tensor<16xf32>) -> f32 {
+  %c3 = arith.constant 3 : index
+  %y = dlvm.exp %a0 : tensor<16xf32>
+  %r = tensor.extract %y[%c3] : tensor<16xf32>
+  return %r : f32
+}
+"""
+    return cases
+
+
+OPS = op_cases()
+GROUPS = {
+    "unary": [k for k in OPS if k in UNARY_FLOAT or k in ("neg_f64", "exp_f16", "not")],
+    "binary": [k for k in OPS if k in BINARY or k in ("and", "or", "cmp_select", "cast", "bitcast", "constant")],
+    "linalg": [k for k in OPS if k.startswith("dot")] + ["transpose", "reverse", "concatenate", "slice", "reshape",
+                                                          "pad_shape", "squeeze_shape", "broadcast_to", "random"],
+    "reduce": ["reduce_rows", "reduce_cols", "reduce_all", "scan", "reduce_window", "softmax", "log_softmax",
+               "convolve", "loop", "extract"],
+}
+
+
+def test_every_op_is_in_a_group() -> None:
+    grouped = {name for names in GROUPS.values() for name in names}
+    assert grouped == set(OPS)
+    ops_in_td = _dialect_ops()
+    used = {line.split("dlvm.")[1].split()[0] for text in OPS.values() for line in text.splitlines() if "dlvm." in line}
+    assert ops_in_td <= used, f"ops without a GPU test: {sorted(ops_in_td - used)}"
+
+
+def _dialect_ops() -> set[str]:
+    td = (ROOT / "dialect" / "include" / "dlvm" / "DLVMOps.td").read_text()
+    import re
+
+    names = set(re.findall(r'def DLVM_\w+Op : DLVM_\w*Op<"(\w+)"', td))
+    return names
+
+
+@lru_cache(maxsize=None)
+def group_ptx(group: str) -> str:
+    source = "".join(OPS[name] for name in GROUPS[group])
+    module = lower(source, until="linalg")
+    return device_code(module, "ptx").text()
+
+
+def _ptxas(text: str, tmp: Path) -> subprocess.CompletedProcess:
+    path = tmp / "kernels.ptx"
+    path.write_text(text)
+    return subprocess.run([PTXAS, "-arch=sm_90", str(path), "-o", str(tmp / "k.cubin")],
+                          capture_output=True, text=True, check=False)
+
+
+@needs_ptxas
+@pytest.mark.parametrize("group", sorted(GROUPS))
+def test_group_ptx_is_accepted_by_ptxas(group: str, tmp_path: Path) -> None:
+    result = _ptxas(group_ptx(group), tmp_path)
+    assert result.returncode == 0, result.stderr[:2000]
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_op_has_kernels(name: str) -> None:
+    """Each function's work is in kernels (named after the function) in the PTX."""
+    group = next(g for g, names in GROUPS.items() if name in names)
+    ptx = group_ptx(group)
+    assert f".entry t_{name}_kernel" in ptx
+
+
+# --------------------------------------------------------------------------
+# MLP gradient
+# --------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=None)
+def mlp_ptx() -> str:
+    return device_code(lower(MLP, until="linalg"), "ptx").text()
+
+
+@needs_ptxas
+def test_mlp_gradient_ptx_is_accepted_by_ptxas(tmp_path: Path) -> None:
+    result = _ptxas(mlp_ptx(), tmp_path)
+    assert result.returncode == 0, result.stderr[:2000]
+
+
+def test_mlp_gradient_kernels() -> None:
+    ptx = mlp_ptx()
+    assert ".entry loss_grad_kernel" in ptx and ".entry loss_kernel" in ptx
+    assert ".shared" in ptx and "bar.sync" in ptx  # shared-memory matmuls
+    assert "fma.rn.f32" in ptx
+    assert ".maxntid 1, 1, 1" in ptx  # the scalar tail (loss) runs on one thread
+    assert ".maxntid 256, 1, 1" in ptx
+
+
+def test_mlp_gradient_plans() -> None:
+    module = lower(MLP, until="linalg")
+    result = lower_to_gpu(module, stop_after="map")
+    kinds = [r.plan.kind for r in result.ops]
+    assert kinds.count("matmul") == 7  # 2 forward in @loss, 2 forward + 3 backward in @loss_grad
+    assert not any(r.error for r in result.ops)
+    for record in result.ops:
+        if record.plan.kind == "parallel":
+            assert record.plan.threads > 1
+    text = str(module)
+    assert "linalg.transpose" not in text  # folded into the matmuls
+    assert "#gpu.address_space<workgroup>" in text and "gpu.barrier" in text
+
+
+# --------------------------------------------------------------------------
+# plans and kernels
+# --------------------------------------------------------------------------
+
+
+def _nest(ranges: tuple[int, ...], iterators: tuple[str, ...]) -> LoopNest:
+    return LoopNest("linalg.generic", ranges, iterators, 4, True, False)
+
+
+def test_plan_maps_innermost_output_dim_to_x() -> None:
+    plan = plan_gpu_op(_nest((100, 300), ("parallel", "parallel")), [0, 1], GpuScheduleOptions())
+    assert plan.kind == "parallel"
+    assert plan.mapped[0] == 1 and plan.mapped[1] == 0
+    assert plan.block_dims[0] == 150 and plan.threads <= 256 and plan.threads > 1
+    assert plan.grid_dims == (2, 100, 1)
+
+
+def test_plan_reduction_runs_inside_threads() -> None:
+    plan = plan_gpu_op(_nest((32, 784), ("parallel", "reduction")), [0], GpuScheduleOptions())
+    assert plan.block_tiles[1] == 0 and plan.thread_counts[1] == 0
+    assert plan.block_dims == (32, 1, 1)
+
+
+def test_plan_serial_without_parallel_loops() -> None:
+    plan = plan_gpu_op(_nest((32, 10), ("reduction", "reduction")), [], GpuScheduleOptions())
+    assert plan.kind == "serial"
+
+
+def test_plan_caps_grid_y() -> None:
+    plan = plan_gpu_op(_nest((2_000_000, 2), ("parallel", "parallel")), [0, 1], GpuScheduleOptions())
+    assert plan.grid_dims[1] <= 65535
+    assert plan.block_tiles[0] >= plan.block_dims[1]
+
+
+MATMUL = """
+func.func @mm(%a: tensor<{m}x{k}x{t}>, %b: tensor<{k}x{n}x{t}>) -> tensor<{m}x{n}x{t}> {{
+  %r = dlvm.dot %a, %b : tensor<{m}x{k}x{t}>, tensor<{k}x{n}x{t}>
+  return %r : tensor<{m}x{n}x{t}>
+}}
+"""
+
+
+def _mm(m: int, n: int, k: int, t: str = "f32") -> str:
+    return MATMUL.format(m=m, n=n, k=k, t=t)
+
+
+def _map_stage(source: str, **schedule: object) -> tuple[str, list]:
+    module = lower(source, until="linalg")
+    options = GpuOptions(schedule=GpuScheduleOptions(**schedule))  # type: ignore[arg-type]
+    result = lower_to_gpu(module, options, stop_after="map")
+    return str(module), result.ops
+
+
+def test_f32_matmul_uses_shared_memory_simt_kernel() -> None:
+    text, ops = _map_stage(_mm(200, 300, 100))
+    (record,) = [r for r in ops if r.plan.kind == "matmul"]
+    assert record.kernel == "simt"
+    assert record.plan.block_dims == (256, 1, 1)
+    assert "workgroup(" in text and text.count("gpu.barrier") >= 2
+    assert "math.fma" in text
+
+
+@needs_ptxas
+def test_f16_matmul_uses_tensor_cores(tmp_path: Path) -> None:
+    _, ops = _map_stage(_mm(128, 96, 64, "f16"))
+    assert [r.kernel for r in ops if r.plan.kind == "matmul"] == ["mma_f16"]
+    ptx = device_code(lower(_mm(128, 96, 64, "f16"), until="linalg"), "ptx").text()
+    assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in ptx
+    assert _ptxas(ptx, tmp_path).returncode == 0
+
+
+@needs_ptxas
+def test_tf32_option_uses_tensor_cores_for_f32(tmp_path: Path) -> None:
+    options = GpuOptions(schedule=GpuScheduleOptions(mma="tf32"))
+    ptx = device_code(lower(_mm(70, 50, 40), until="linalg"), "ptx", options).text()
+    assert "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32" in ptx
+    assert _ptxas(ptx, tmp_path).returncode == 0
+
+
+def test_mma_none_keeps_f16_on_simt() -> None:
+    _, ops = _map_stage(_mm(64, 64, 64, "f16"), mma="none")
+    assert [r.kernel for r in ops if r.plan.kind == "matmul"] == ["simt"]
+
+
+def test_matmul_kernels_can_be_disabled() -> None:
+    text, ops = _map_stage(_mm(64, 64, 64), matmul_kernels=False)
+    assert not any(r.plan.kind == "matmul" for r in ops)
+    assert "workgroup(" not in text
+
+
+def test_matmul_config_fills_the_gpu() -> None:
+    with dlvm_mlir.make_context(), ir.Location.unknown():
+        module = ir.Module.parse("""
+        func.func @f(%a: memref<4096x4096xf32>, %b: memref<4096x4096xf32>, %c: memref<4096x4096xf32>) {
+          linalg.matmul ins(%a, %b : memref<4096x4096xf32>, memref<4096x4096xf32>) outs(%c : memref<4096x4096xf32>)
+          return
+        }""")
+        op = list(module.body.operations[0].regions[0].blocks[0].operations)[0].operation
+        spec = matmul_spec(op)
+    assert spec is not None and (spec.M, spec.N, spec.K) == (4096, 4096, 4096)
+    config = matmul_config(spec)
+    assert (config.bm, config.bn, config.tm, config.tn) == (128, 128, 8, 8)
+    assert config.shared_bytes(4, 4) <= 48 * 1024
+
+
+def test_transposes_fold_into_matmuls_and_keep_the_semantics() -> None:
+    """The GPU-specific tensor rewrite, checked on the CPU back end against numpy."""
+    from dlvm_mlir.backend import compile_cpu
+
+    source = """
+    func.func @f(%a: tensor<30x20xf32>, %b: tensor<40x30xf32>) -> tensor<20x40xf32> {
+      %at = dlvm.transpose %a : tensor<30x20xf32>
+      %bt = dlvm.transpose %b : tensor<40x30xf32>
+      %r = dlvm.dot %at, %bt : tensor<20x30xf32>, tensor<30x40xf32>
+      return %r : tensor<20x40xf32>
+    }"""
+    module = lower(source, until="linalg", options=CompileOptions(optimize=False))
+    assert fold_transposes_into_matmuls(module) == 1
+    text = str(module)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((30, 20)).astype(np.float32)
+    b = rng.standard_normal((40, 30)).astype(np.float32)
+    got = compile_cpu(text, threads=1)("f", a, b)
+    np.testing.assert_allclose(got, a.T @ b.T, rtol=1e-5, atol=1e-5)
+
+
+# --------------------------------------------------------------------------
+# the named pipeline and the tools
+# --------------------------------------------------------------------------
+
+
+def test_pipeline_is_registered() -> None:
+    from dlvm_mlir.passes import get_pass
+
+    assert get_pass("dlvm-gpu-pipeline") is not None
+
+
+def test_dlvm_opt_gpu_pipeline_stop_at_map(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from dlvm_mlir.tools.opt import main as opt_main
+
+    src = tmp_path / "mm.mlir"
+    src.write_text(_mm(64, 64, 64))
+    assert opt_main(["--dlvm-gpu-pipeline=stop-at=map", str(src)]) == 0
+    out = capsys.readouterr().out
+    assert "gpu.launch" in out and "gpu.barrier" in out
+
+
+def test_dlvm_opt_gpu_pipeline_bad_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from dlvm_mlir.tools.opt import main as opt_main
+
+    src = tmp_path / "mm.mlir"
+    src.write_text(_mm(8, 8, 8))
+    assert opt_main(["--dlvm-gpu-pipeline=stop-at=nowhere", str(src)]) == 1
+    err = capsys.readouterr().err
+    assert "error:" in err and "Traceback" not in err
+
+
+def _translate(capsys: pytest.CaptureFixture[bytes], *args: str) -> tuple[int, bytes, bytes]:
+    from dlvm_mlir.tools.translate import main as translate_main
+
+    status = translate_main(list(args))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_translate_ptx(tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    src, out = tmp_path / "mm.mlir", tmp_path / "mm.ptx"
+    src.write_text(_mm(64, 32, 16))
+    status, _, err = _translate(capsysbinary, str(src), "--emit=ptx", "-o", str(out))
+    assert status == 0, err.decode()
+    text = out.read_text()
+    assert ".target sm_90" in text and ".entry mm_kernel" in text
+
+
+def test_translate_llvm_and_host_llvm(tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    src = tmp_path / "mm.mlir"
+    src.write_text(_mm(16, 16, 16))
+    status, device, err = _translate(capsysbinary, str(src), "--emit=llvm")
+    assert status == 0, err.decode()
+    assert b'target triple = "nvptx64-nvidia-cuda"' in device
+    status, host, err = _translate(capsysbinary, str(src), "--emit=host-llvm")
+    assert status == 0, err.decode()
+    assert b"mgpuMemAlloc" in host and b"mgpuLaunchKernel" in host
+
+
+@needs_ptxas
+def test_translate_cubin(tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    src, out = tmp_path / "mm.mlir", tmp_path / "mm.cubin"
+    src.write_text(_mm(16, 16, 16))
+    status, _, err = _translate(capsysbinary, str(src), "--emit=cubin", "-o", str(out))
+    assert status == 0, err.decode()
+    assert out.read_bytes()[:4] == b"\x7fELF"
+
+
+def test_translate_errors(tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    status, _, err = _translate(capsysbinary, str(tmp_path / "nope.mlir"), "--emit=ptx")
+    assert status == 1 and err.startswith(b"error: cannot read")
+    bad = tmp_path / "bad.mlir"
+    bad.write_text("func.func @f( {")
+    status, _, err = _translate(capsysbinary, str(bad), "--emit=ptx")
+    assert status == 1 and err.startswith(b"error:") and b"Traceback" not in err
+    status, _, err = _translate(capsysbinary, str(bad), "--emit=ptx", "--chip", "gfx90a")
+    assert status == 1 and err.startswith(b"error: --chip")
+
+
+def test_translate_runs_as_a_program(tmp_path: Path) -> None:
+    src = tmp_path / "mm.mlir"
+    src.write_text(_mm(8, 8, 8))
+    result = subprocess.run([sys.executable, "-m", "dlvm_mlir.tools.translate", str(src), "--emit=ptx"],
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert ".entry mm_kernel" in result.stdout
+
+
+# --------------------------------------------------------------------------
+# running: clean errors without a GPU, numpy parity with one
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(CUDA.available, reason="a GPU is present")
+def test_compile_cuda_without_gpu_raises_a_clean_error() -> None:
+    with pytest.raises(CudaUnavailableError, match="no CUDA driver/GPU found"):
+        compile_cuda(str(lower(_mm(8, 8, 8), until="linalg")))
+    with pytest.raises(DLVMError, match="no CUDA driver/GPU found"):
+        dlvm_mlir.compile(_mm(8, 8, 8), target="cuda")
+
+
+@pytest.mark.skipif(CUDA.available, reason="a GPU is present")
+def test_dlvm_run_cuda_without_gpu(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from dlvm_mlir.tools.run import main as run_main
+
+    src = tmp_path / "mm.mlir"
+    src.write_text(_mm(4, 4, 4))
+    a = tmp_path / "a.npy"
+    np.save(a, np.ones((4, 4), np.float32))
+    status = run_main([str(src), "--entry", "mm", "--input", str(a), "--input", str(a), "--target", "cuda"])
+    err = capsys.readouterr().err
+    assert status == 1
+    assert "no CUDA driver/GPU found" in err and "Traceback" not in err
+
+
+def _rand(*shape: int, dtype: type = np.float32) -> np.ndarray:
+    return np.random.default_rng(sum(shape)).standard_normal(shape).astype(dtype)
+
+
+@needs_gpu
+@pytest.mark.parametrize("m,n,k", [(64, 64, 64), (37, 70, 50), (200, 300, 100), (1, 130, 7)])
+def test_gpu_matmul_f32(m: int, n: int, k: int) -> None:
+    exe = dlvm_mlir.compile(_mm(m, n, k), target="cuda")
+    a, b = _rand(m, k), _rand(k, n)
+    np.testing.assert_allclose(exe["mm"](a, b), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+
+
+@needs_gpu
+def test_gpu_matmul_f16_tensor_cores() -> None:
+    exe = dlvm_mlir.compile(_mm(128, 96, 64, "f16"), target="cuda")
+    a, b = _rand(128, 64, dtype=np.float16), _rand(64, 96, dtype=np.float16)
+    expected = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(exe["mm"](a, b).astype(np.float64), expected, rtol=2e-2, atol=5e-2)
+
+
+@needs_gpu
+def test_gpu_matmul_tf32() -> None:
+    linalg_ir = str(lower(_mm(70, 50, 40), until="linalg"))
+    exe = compile_cuda(linalg_ir, options=GpuOptions(format="auto", schedule=GpuScheduleOptions(mma="tf32")))
+    a, b = _rand(70, 40), _rand(40, 50)
+    np.testing.assert_allclose(exe("mm", a, b), a.astype(np.float64) @ b, rtol=1e-2, atol=2e-2)
+
+
+@needs_gpu
+@pytest.mark.parametrize("name", ["tanh", "exp", "sigmoid", "add", "max", "softmax", "log_softmax", "reduce_rows",
+                                  "reduce_cols", "reduce_all", "transpose", "reverse", "scan", "concatenate"])
+def test_gpu_ops_match_the_cpu_backend(name: str) -> None:
+    source = OPS[name]
+    cpu = dlvm_mlir.compile(source, target="cpu")
+    gpu = dlvm_mlir.compile(source, target="cuda")
+    sig = cpu._backend.signatures[f"t_{name}"]
+    args = [_rand(*spec.shape) for spec in sig.inputs]
+    np.testing.assert_allclose(gpu[f"t_{name}"](*args), cpu[f"t_{name}"](*args), rtol=1e-5, atol=1e-5)
+
+
+@needs_gpu
+def test_gpu_mlp_gradient_matches_cpu() -> None:
+    cpu = dlvm_mlir.compile(MLP, target="cpu")
+    gpu = dlvm_mlir.compile(MLP, target="cuda")
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((32, 784)).astype(np.float32)
+    w1 = (rng.standard_normal((784, 128)) * 0.05).astype(np.float32)
+    b1 = np.zeros((1, 128), np.float32)
+    w2 = (rng.standard_normal((128, 10)) * 0.1).astype(np.float32)
+    b2 = np.zeros((1, 10), np.float32)
+    y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 32)]
+    args = (x, w1, b1, w2, b2, y)
+    for got, want in zip(gpu["loss_grad"](*args), cpu["loss_grad"](*args)):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(gpu["loss"](*args), cpu["loss"](*args), rtol=1e-5)
+
+
+@needs_gpu
+def test_gpu_loop_and_scalar_result() -> None:
+    exe = dlvm_mlir.compile(OPS["extract"], target="cuda")
+    x = _rand(16)
+    np.testing.assert_allclose(exe["t_extract"](x), np.exp(x[3]), rtol=1e-6)
