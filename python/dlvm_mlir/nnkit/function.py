@@ -23,6 +23,7 @@ from mlir import ir
 from mlir.dialects import func
 
 import dlvm_mlir
+from dlvm_mlir import interpreter
 from dlvm_mlir.compiler import STAGES, CompileError, Executable, lower
 
 from .errors import ArityError, StagingError, TracingError
@@ -37,7 +38,13 @@ IR_STAGES = ("dlvm", *STAGES)
 
 
 class Specialization:
-    """A staged function at one list of argument Specs: its module, IR at each stage, executable."""
+    """A staged function at one list of argument Specs: its module, IR at each stage, executable.
+
+    Compilation runs ``dlvm-differentiate`` first, then makes every function
+    but the entry private (synthesized gradients come out public), so the back
+    end compiles one entry point and inlines the rest; the remaining stages
+    are :func:`dlvm_mlir.compile`'s.
+    """
 
     def __init__(self, staged: StagedFunction, args: tuple[Spec, ...]) -> None:
         self.staged = staged
@@ -49,17 +56,35 @@ class Specialization:
         self.module: ir.Module = builder.module
         self.trace_seconds = time.perf_counter() - start
         self.compile_seconds: float | None = None
+        self._differentiated: ir.Module | None = None
         self._executable: Executable | None = None
 
     @property
     def results(self) -> tuple[Spec, ...]:
         return self.entry.results
 
+    def differentiated(self) -> ir.Module:
+        """The module after dlvm-differentiate, with only the entry function public."""
+        if self._differentiated is None:
+            module = lower(self.module, until="ad", filename=self.staged.name)
+            with module.context:
+                private = ir.StringAttr.get("private")
+                for op in module.body.operations:
+                    if "sym_name" in op.attributes and op.attributes["sym_name"].value != self.entry.symbol:
+                        op.attributes["sym_visibility"] = private
+            self._differentiated = module
+        return self._differentiated
+
     def ir(self, stage: str = "dlvm", debug_info: bool = False) -> str:
         """The program's IR after ``stage`` ("dlvm": as staged; "ad", "optimize", "linalg")."""
         if stage not in IR_STAGES:
             raise CompileError(f"unknown stage '{stage}' (expected one of {', '.join(IR_STAGES)})")
-        module = self.module if stage == "dlvm" else lower(self.module, until=stage, filename=self.staged.name)
+        if stage == "dlvm":
+            module = self.module
+        elif stage == "ad":
+            module = self.differentiated()
+        else:
+            module = lower(self.differentiated(), until=stage, filename=self.staged.name)
         return module.operation.get_asm(enable_debug_info=debug_info)
 
     @property
@@ -68,19 +93,26 @@ class Specialization:
         if self._executable is None:
             start = time.perf_counter()
             self._executable = dlvm_mlir.compile(
-                self.module, self.staged.target, optimize=self.staged.optimize, filename=self.staged.name
+                self.differentiated(), self.staged.target, optimize=self.staged.optimize, filename=self.staged.name
             )
             self.compile_seconds = time.perf_counter() - start
         return self._executable
 
     def __call__(self, *arrays: np.ndarray) -> Any:
         """Run on arrays of exactly the Specs of this specialization."""
-        out = self.executable[self.entry.symbol](*arrays)
+        return self._shaped(self.executable[self.entry.symbol](*arrays))
+
+    def interpret(self, *arrays: np.ndarray, dtype: Any = None) -> Any:
+        """Run with the numpy reference interpreter (after AD; no compilation).
+
+        ``dtype=np.float64`` computes every float in float64.
+        """
+        return self._shaped(interpreter.run(self.differentiated(), self.entry.symbol, *arrays, dtype=dtype))
+
+    def _shaped(self, out: Any) -> Any:
         if self.entry.single:
             return out
-        if not isinstance(out, tuple):
-            out = (out,)
-        return out
+        return out if isinstance(out, tuple) else (out,)
 
 
 class StagedFunction(ABC):
@@ -119,6 +151,12 @@ class StagedFunction(ABC):
         arrays = self._arguments(args)
         specialization = self._specialization(tuple(Spec.of_array(a) for a in arrays))
         return specialization(*arrays)
+
+    def interpret(self, *args: Any, dtype: Any = None) -> Any:
+        """Like calling, but run by the numpy reference interpreter (``dtype=np.float64``: in float64)."""
+        arrays = self._arguments(args)
+        specialization = self._specialization(tuple(Spec.of_array(a) for a in arrays))
+        return specialization.interpret(*arrays, dtype=dtype)
 
     def apply(self, *args: Any) -> Any:
         """Staged application: a ``func.call`` of this function specialized to the arguments' Specs."""

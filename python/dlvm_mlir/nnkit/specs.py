@@ -109,6 +109,11 @@ class TensorAnnotation:
         return f"Tensor[{dtype}, ({dims}{',' if len(self.shape) == 1 else ''})]"
 
 
+def _contiguous(array: np.ndarray) -> np.ndarray:
+    """C-contiguous, keeping rank 0 (``np.ascontiguousarray`` makes it rank 1)."""
+    return np.require(array, requirements="C")
+
+
 def to_argument(value: Any, annotation: TensorAnnotation | None, what: str) -> np.ndarray:
     """A call argument as a C-contiguous array of a supported dtype.
 
@@ -128,7 +133,7 @@ def to_argument(value: Any, annotation: TensorAnnotation | None, what: str) -> n
                 f"{what} has element type {dtype_of(array.dtype)}, expected {want} "
                 f"(convert it with .astype(np.{want.numpy.name}))"
             )
-        return np.ascontiguousarray(array)
+        return _contiguous(array)
     try:
         array = np.asarray(value)
     except Exception:
@@ -136,6 +141,6 @@ def to_argument(value: Any, annotation: TensorAnnotation | None, what: str) -> n
     if array.dtype == object or array.dtype.kind not in "biuf":
         raise DTypeError(f"{what} is a {type(value).__name__}, expected an array or a number")
     if want is not None and want.numpy is not None:
-        return np.ascontiguousarray(array.astype(want.numpy))
+        return _contiguous(array.astype(want.numpy))
     default = {"b": i1, "i": i32, "u": i32, "f": f32}[array.dtype.kind]
-    return np.ascontiguousarray(array.astype(default.numpy))
+    return _contiguous(array.astype(default.numpy))
