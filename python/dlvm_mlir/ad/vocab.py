@@ -142,8 +142,6 @@ _BINARY = {
     "mul": (dlvm.mul, "arith.mulf"),
     "div": (dlvm.div, "arith.divf"),
     "pow": (dlvm.pow, "math.powf"),
-    "maximum": (dlvm.max, "arith.maximumf"),
-    "minimum": (dlvm.min, "arith.minimumf"),
 }
 
 
@@ -175,12 +173,6 @@ def pow_(a: Operand, b: Operand) -> ir.Value:
     return _binary("pow", a, b)
 
 
-def maximum(a: Operand, b: Operand) -> ir.Value:
-    return _binary("maximum", a, b)
-
-
-def minimum(a: Operand, b: Operand) -> ir.Value:
-    return _binary("minimum", a, b)
 
 
 def add_all(values: Sequence[ir.Value]) -> ir.Value:
@@ -202,7 +194,6 @@ _UNARY = {
     "neg": (dlvm.neg, "arith.negf"),
     "exp": (dlvm.exp, "math.exp"),
     "log": (dlvm.log, "math.log"),
-    "tanh": (dlvm.tanh, "math.tanh"),
     "sqrt": (dlvm.sqrt, "math.sqrt"),
     "rsqrt": (dlvm.rsqrt, "math.rsqrt"),
     "sin": (dlvm.sin, "math.sin"),
@@ -235,10 +226,6 @@ def exp(x: ir.Value) -> ir.Value:
 
 def log(x: ir.Value) -> ir.Value:
     return _unary("log", x)
-
-
-def tanh(x: ir.Value) -> ir.Value:
-    return _unary("tanh", x)
 
 
 def sqrt(x: ir.Value) -> ir.Value:
@@ -291,10 +278,6 @@ def sign(x: ir.Value) -> ir.Value:
 
 def reciprocal(x: ir.Value) -> ir.Value:
     return div(1.0, x)
-
-
-def sigmoid(x: ir.Value) -> ir.Value:
-    return dlvm.sigmoid(x) if is_tensor(x) else div(1.0, add(1.0, exp(neg(x))))
 
 
 def floor(x: ir.Value) -> ir.Value:

@@ -36,18 +36,19 @@
 // CHECK:      %[[C0_2:.*]] = arith.constant 0 : index
 // CHECK:      %[[C1:.*]] = arith.constant 1 : index
 // CHECK:      %[[V5:.*]]:5 = scf.for %[[ARG3:.*]] = %[[C0_2]] to %[[V2]]#3 step %[[C1]] iter_args(%[[ARG4:.*]] = %[[ARG0]], %[[ARG5:.*]] = %[[C0_I32_0]], %[[ARG6:.*]] = %[[V1]], %[[ARG7:.*]] = %[[V3]], %[[ARG8:.*]] = %[[V4]]) -> (tensor<f32>, i32, tensor<f32>, tensor<?xf32>, tensor<?xi32>) {
-// CHECK:        %[[INSERTED_SLICE:.*]] = tensor.insert_slice %[[ARG4]] into %[[ARG7]][%[[ARG3]]] [1] [1] : tensor<f32> into tensor<?xf32>
+// CHECK:        %[[V10:.*]] = dlvm.pad_shape %[[ARG4]] at 0 : tensor<f32>
+// CHECK:        %[[INSERTED_SLICE:.*]] = tensor.insert_slice %[[V10]] into %[[ARG7]][%[[ARG3]]] [1] [1] : tensor<1xf32> into tensor<?xf32>
 // CHECK:        %[[INSERTED:.*]] = tensor.insert %[[ARG5]] into %[[ARG8]][%[[ARG3]]] : tensor<?xi32>
-// CHECK:        %[[V10:.*]] = arith.cmpi slt, %[[ARG5]], %[[ARG1]] : i32
-// CHECK:        %[[V11:.*]]:4 = scf.if %[[V10]] -> (tensor<f32>, i32, i32, i32) {
-// CHECK:          %[[V13:.*]] = dlvm.sin %[[ARG4]] : tensor<f32>
-// CHECK:          %[[V14:.*]] = arith.addi %[[ARG5]], %[[C1_I32_1]] : i32
-// CHECK:          scf.yield %[[V13]], %[[V14]], %[[C0_I32]], %[[C1_I32]] : tensor<f32>, i32, i32, i32
+// CHECK:        %[[V11:.*]] = arith.cmpi slt, %[[ARG5]], %[[ARG1]] : i32
+// CHECK:        %[[V12:.*]]:4 = scf.if %[[V11]] -> (tensor<f32>, i32, i32, i32) {
+// CHECK:          %[[V14:.*]] = dlvm.sin %[[ARG4]] : tensor<f32>
+// CHECK:          %[[V15:.*]] = arith.addi %[[ARG5]], %[[C1_I32_1]] : i32
+// CHECK:          scf.yield %[[V14]], %[[V15]], %[[C0_I32]], %[[C1_I32]] : tensor<f32>, i32, i32, i32
 // CHECK:        } else {
 // CHECK:          scf.yield %[[V1]], %[[V0]], %[[C1_I32]], %[[C0_I32]] : tensor<f32>, i32, i32, i32
 // CHECK:        }
-// CHECK:        %[[V12:.*]] = arith.trunci %[[V11]]#3 : i32 to i1
-// CHECK:        scf.yield %[[V11]]#0, %[[V11]]#1, %[[ARG4]], %[[INSERTED_SLICE]], %[[INSERTED]] : tensor<f32>, i32, tensor<f32>, tensor<?xf32>, tensor<?xi32>
+// CHECK:        %[[V13:.*]] = arith.trunci %[[V12]]#3 : i32 to i1
+// CHECK:        scf.yield %[[V12]]#0, %[[V12]]#1, %[[ARG4]], %[[INSERTED_SLICE]], %[[INSERTED]] : tensor<f32>, i32, tensor<f32>, tensor<?xf32>, tensor<?xi32>
 // CHECK:      }
 // CHECK:      %[[V6:.*]] = arith.cmpi slt, %[[V5]]#1, %[[ARG1]] : i32
 // CHECK:      %[[V7:.*]]:4 = scf.if %[[V6]] -> (tensor<f32>, i32, i32, i32) {
@@ -64,29 +65,30 @@
 // CHECK:        %[[C1_5:.*]] = arith.constant 1 : index
 // CHECK:        %[[V10:.*]] = arith.subi %[[V2]]#3, %[[C1_5]] : index
 // CHECK:        %[[V11:.*]] = arith.subi %[[V10]], %[[ARG3]] : index
-// CHECK:        %[[EXTRACTED_SLICE:.*]] = tensor.extract_slice %[[V5]]#3[%[[V11]]] [1] [1] : tensor<?xf32> to tensor<f32>
+// CHECK:        %[[EXTRACTED_SLICE:.*]] = tensor.extract_slice %[[V5]]#3[%[[V11]]] [1] [1] : tensor<?xf32> to tensor<1xf32>
+// CHECK:        %[[V12:.*]] = dlvm.squeeze_shape %[[EXTRACTED_SLICE]] at 0 : tensor<1xf32>
 // CHECK:        %[[EXTRACTED:.*]] = tensor.extract %[[V5]]#4[%[[V11]]] : tensor<?xi32>
-// CHECK:        %[[V12:.*]] = arith.cmpi slt, %[[EXTRACTED]], %[[ARG1]] : i32
-// CHECK:        %[[V13:.*]]:4 = scf.if %[[V12]] -> (tensor<f32>, i32, i32, i32) {
-// CHECK:          %[[V17:.*]] = dlvm.sin %[[EXTRACTED_SLICE]] : tensor<f32>
-// CHECK:          %[[V18:.*]] = arith.addi %[[EXTRACTED]], %[[C1_I32_1]] : i32
-// CHECK:          scf.yield %[[V17]], %[[V18]], %[[C0_I32]], %[[C1_I32]] : tensor<f32>, i32, i32, i32
+// CHECK:        %[[V13:.*]] = arith.cmpi slt, %[[EXTRACTED]], %[[ARG1]] : i32
+// CHECK:        %[[V14:.*]]:4 = scf.if %[[V13]] -> (tensor<f32>, i32, i32, i32) {
+// CHECK:          %[[V18:.*]] = dlvm.sin %[[V12]] : tensor<f32>
+// CHECK:          %[[V19:.*]] = arith.addi %[[EXTRACTED]], %[[C1_I32_1]] : i32
+// CHECK:          scf.yield %[[V18]], %[[V19]], %[[C0_I32]], %[[C1_I32]] : tensor<f32>, i32, i32, i32
 // CHECK:        } else {
 // CHECK:          scf.yield %[[V1]], %[[V0]], %[[C1_I32]], %[[C0_I32]] : tensor<f32>, i32, i32, i32
 // CHECK:        }
-// CHECK:        %[[V14:.*]] = arith.trunci %[[V13]]#3 : i32 to i1
-// CHECK:        %[[V15:.*]] = dlvm.constant dense<0.000000e+00> : tensor<f32>
-// CHECK:        %[[V16:.*]] = scf.if %[[V12]] -> (tensor<f32>) {
-// CHECK:          %[[V17:.*]] = dlvm.sin %[[EXTRACTED_SLICE]] : tensor<f32>
-// CHECK:          %[[V18:.*]] = arith.addi %[[EXTRACTED]], %[[C1_I32_1]] : i32
-// CHECK:          %[[V19:.*]] = dlvm.cos %[[EXTRACTED_SLICE]] : tensor<f32>
-// CHECK:          %[[V20:.*]] = dlvm.mul %[[ARG4]], %[[V19]] : tensor<f32>, tensor<f32>
-// CHECK:          %[[V21:.*]] = dlvm.add %[[V15]], %[[V20]] : tensor<f32>, tensor<f32>
-// CHECK:          scf.yield %[[V21]] : tensor<f32>
+// CHECK:        %[[V15:.*]] = arith.trunci %[[V14]]#3 : i32 to i1
+// CHECK:        %[[V16:.*]] = dlvm.constant dense<0.000000e+00> : tensor<f32>
+// CHECK:        %[[V17:.*]] = scf.if %[[V13]] -> (tensor<f32>) {
+// CHECK:          %[[V18:.*]] = dlvm.sin %[[V12]] : tensor<f32>
+// CHECK:          %[[V19:.*]] = arith.addi %[[EXTRACTED]], %[[C1_I32_1]] : i32
+// CHECK:          %[[V20:.*]] = dlvm.cos %[[V12]] : tensor<f32>
+// CHECK:          %[[V21:.*]] = dlvm.mul %[[ARG4]], %[[V20]] : tensor<f32>, tensor<f32>
+// CHECK:          %[[V22:.*]] = dlvm.add %[[V16]], %[[V21]] : tensor<f32>, tensor<f32>
+// CHECK:          scf.yield %[[V22]] : tensor<f32>
 // CHECK:        } else {
-// CHECK:          scf.yield %[[V15]] : tensor<f32>
+// CHECK:          scf.yield %[[V16]] : tensor<f32>
 // CHECK:        }
-// CHECK:        scf.yield %[[V16]] : tensor<f32>
+// CHECK:        scf.yield %[[V17]] : tensor<f32>
 // CHECK:      }
 // CHECK:      return %[[V9]] : tensor<f32>
 func.func @cfg(%x: tensor<f32>, %n: i32) -> tensor<f32> {

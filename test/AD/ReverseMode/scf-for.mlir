@@ -17,10 +17,11 @@
 // CHECK:      %[[V1:.*]]:2 = scf.for %[[ARG3:.*]] = %[[C0]] to %[[C3]] step %[[C1]] iter_args(%[[ARG4:.*]] = %[[ARG0]], %[[ARG5:.*]] = %[[V0]]) -> (tensor<1x4xf32>, tensor<3x1x4xf32>) {
 // CHECK:        %[[V4:.*]] = arith.subi %[[ARG3]], %[[C0]] : index
 // CHECK:        %[[V5:.*]] = arith.divsi %[[V4]], %[[C1]] : index
-// CHECK:        %[[INSERTED_SLICE:.*]] = tensor.insert_slice %[[ARG4]] into %[[ARG5]][%[[V5]], 0, 0] [1, 1, 4] [1, 1, 1] : tensor<1x4xf32> into tensor<3x1x4xf32>
-// CHECK:        %[[V6:.*]] = dlvm.dot %[[ARG4]], %[[ARG1]] : tensor<1x4xf32>, tensor<4x4xf32>
-// CHECK:        %[[V7:.*]] = dlvm.tanh %[[V6]] : tensor<1x4xf32>
-// CHECK:        scf.yield %[[V7]], %[[INSERTED_SLICE]] : tensor<1x4xf32>, tensor<3x1x4xf32>
+// CHECK:        %[[V6:.*]] = dlvm.pad_shape %[[ARG4]] at 0 : tensor<1x4xf32>
+// CHECK:        %[[INSERTED_SLICE:.*]] = tensor.insert_slice %[[V6]] into %[[ARG5]][%[[V5]], 0, 0] [1, 1, 4] [1, 1, 1] : tensor<1x1x4xf32> into tensor<3x1x4xf32>
+// CHECK:        %[[V7:.*]] = dlvm.dot %[[ARG4]], %[[ARG1]] : tensor<1x4xf32>, tensor<4x4xf32>
+// CHECK:        %[[V8:.*]] = dlvm.tanh %[[V7]] : tensor<1x4xf32>
+// CHECK:        scf.yield %[[V8]], %[[INSERTED_SLICE]] : tensor<1x4xf32>, tensor<3x1x4xf32>
 // CHECK:      }
 // CHECK:      %[[V2:.*]] = dlvm.constant dense<0.000000e+00> : tensor<4x4xf32>
 // CHECK:      %[[C0_1:.*]] = arith.constant 0 : index
@@ -31,19 +32,20 @@
 // CHECK:        %[[V5:.*]] = arith.subi %[[V4]], %[[ARG3]] : index
 // CHECK:        %[[V6:.*]] = arith.muli %[[V5]], %[[C1]] : index
 // CHECK:        %[[V7:.*]] = arith.addi %[[C0]], %[[V6]] : index
-// CHECK:        %[[EXTRACTED_SLICE:.*]] = tensor.extract_slice %[[V1]]#1[%[[V5]], 0, 0] [1, 1, 4] [1, 1, 1] : tensor<3x1x4xf32> to tensor<1x4xf32>
-// CHECK:        %[[V8:.*]] = dlvm.dot %[[EXTRACTED_SLICE]], %[[ARG1]] : tensor<1x4xf32>, tensor<4x4xf32>
-// CHECK:        %[[V9:.*]] = dlvm.tanh %[[V8]] : tensor<1x4xf32>
-// CHECK:        %[[V10:.*]] = dlvm.square %[[V9]] : tensor<1x4xf32>
-// CHECK:        %[[V11:.*]] = dlvm.constant dense<1.000000e+00> : tensor<f32>
-// CHECK:        %[[V12:.*]] = dlvm.sub %[[V11]], %[[V10]] : tensor<f32>, tensor<1x4xf32>
-// CHECK:        %[[V13:.*]] = dlvm.mul %[[ARG4]], %[[V12]] : tensor<1x4xf32>, tensor<1x4xf32>
-// CHECK:        %[[V14:.*]] = dlvm.transpose %[[ARG1]] : tensor<4x4xf32>
-// CHECK:        %[[V15:.*]] = dlvm.dot %[[V13]], %[[V14]] : tensor<1x4xf32>, tensor<4x4xf32>
-// CHECK:        %[[V16:.*]] = dlvm.transpose %[[EXTRACTED_SLICE]] : tensor<1x4xf32>
-// CHECK:        %[[V17:.*]] = dlvm.dot %[[V16]], %[[V13]] : tensor<4x1xf32>, tensor<1x4xf32>
-// CHECK:        %[[V18:.*]] = dlvm.add %[[ARG5]], %[[V17]] : tensor<4x4xf32>, tensor<4x4xf32>
-// CHECK:        scf.yield %[[V15]], %[[V18]] : tensor<1x4xf32>, tensor<4x4xf32>
+// CHECK:        %[[EXTRACTED_SLICE:.*]] = tensor.extract_slice %[[V1]]#1[%[[V5]], 0, 0] [1, 1, 4] [1, 1, 1] : tensor<3x1x4xf32> to tensor<1x1x4xf32>
+// CHECK:        %[[V8:.*]] = dlvm.squeeze_shape %[[EXTRACTED_SLICE]] at 0 : tensor<1x1x4xf32>
+// CHECK:        %[[V9:.*]] = dlvm.dot %[[V8]], %[[ARG1]] : tensor<1x4xf32>, tensor<4x4xf32>
+// CHECK:        %[[V10:.*]] = dlvm.tanh %[[V9]] : tensor<1x4xf32>
+// CHECK:        %[[V11:.*]] = dlvm.square %[[V10]] : tensor<1x4xf32>
+// CHECK:        %[[V12:.*]] = dlvm.constant dense<1.000000e+00> : tensor<f32>
+// CHECK:        %[[V13:.*]] = dlvm.sub %[[V12]], %[[V11]] : tensor<f32>, tensor<1x4xf32>
+// CHECK:        %[[V14:.*]] = dlvm.mul %[[ARG4]], %[[V13]] : tensor<1x4xf32>, tensor<1x4xf32>
+// CHECK:        %[[V15:.*]] = dlvm.transpose %[[ARG1]] : tensor<4x4xf32>
+// CHECK:        %[[V16:.*]] = dlvm.dot %[[V14]], %[[V15]] : tensor<1x4xf32>, tensor<4x4xf32>
+// CHECK:        %[[V17:.*]] = dlvm.transpose %[[V8]] : tensor<1x4xf32>
+// CHECK:        %[[V18:.*]] = dlvm.dot %[[V17]], %[[V14]] : tensor<4x1xf32>, tensor<1x4xf32>
+// CHECK:        %[[V19:.*]] = dlvm.add %[[ARG5]], %[[V18]] : tensor<4x4xf32>, tensor<4x4xf32>
+// CHECK:        scf.yield %[[V16]], %[[V19]] : tensor<1x4xf32>, tensor<4x4xf32>
 // CHECK:      }
 // CHECK:      return %[[V3]]#0, %[[V3]]#1 : tensor<1x4xf32>, tensor<4x4xf32>
 func.func @rnn(%h0: tensor<1x4xf32>, %w: tensor<4x4xf32>) -> tensor<1x4xf32> {

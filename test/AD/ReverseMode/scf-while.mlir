@@ -26,12 +26,13 @@
 // CHECK:      %[[C0_0:.*]] = arith.constant 0 : index
 // CHECK:      %[[C1:.*]] = arith.constant 1 : index
 // CHECK:      %[[V3:.*]]:2 = scf.for %[[ARG3:.*]] = %[[C0_0]] to %[[V1]]#1 step %[[C1]] iter_args(%[[ARG4:.*]] = %[[ARG0]], %[[ARG5:.*]] = %[[V2]]) -> (tensor<2xf32>, tensor<?x2xf32>) {
-// CHECK:        %[[INSERTED_SLICE:.*]] = tensor.insert_slice %[[ARG4]] into %[[ARG5]][%[[ARG3]], 0] [1, 2] [1, 1] : tensor<2xf32> into tensor<?x2xf32>
-// CHECK:        %[[V8:.*]] = dlvm.reduce add %[[ARG4]] dims [0] : tensor<2xf32>
-// CHECK:        %[[V9:.*]] = dlvm.cmp lt, %[[V8]], %[[V0]] : tensor<f32>, tensor<f32>
-// CHECK:        %[[EXTRACTED_3:.*]] = tensor.extract %[[V9]][] : tensor<i1>
-// CHECK:        %[[V10:.*]] = dlvm.mul %[[ARG4]], %[[ARG1]] : tensor<2xf32>, tensor<2xf32>
-// CHECK:        scf.yield %[[V10]], %[[INSERTED_SLICE]] : tensor<2xf32>, tensor<?x2xf32>
+// CHECK:        %[[V8:.*]] = dlvm.pad_shape %[[ARG4]] at 0 : tensor<2xf32>
+// CHECK:        %[[INSERTED_SLICE:.*]] = tensor.insert_slice %[[V8]] into %[[ARG5]][%[[ARG3]], 0] [1, 2] [1, 1] : tensor<1x2xf32> into tensor<?x2xf32>
+// CHECK:        %[[V9:.*]] = dlvm.reduce add %[[ARG4]] dims [0] : tensor<2xf32>
+// CHECK:        %[[V10:.*]] = dlvm.cmp lt, %[[V9]], %[[V0]] : tensor<f32>, tensor<f32>
+// CHECK:        %[[EXTRACTED_3:.*]] = tensor.extract %[[V10]][] : tensor<i1>
+// CHECK:        %[[V11:.*]] = dlvm.mul %[[ARG4]], %[[ARG1]] : tensor<2xf32>, tensor<2xf32>
+// CHECK:        scf.yield %[[V11]], %[[INSERTED_SLICE]] : tensor<2xf32>, tensor<?x2xf32>
 // CHECK:      }
 // CHECK:      %[[V4:.*]] = dlvm.reduce add %[[V3]]#0 dims [0] : tensor<2xf32>
 // CHECK:      %[[V5:.*]] = dlvm.cmp lt, %[[V4]], %[[V0]] : tensor<f32>, tensor<f32>
@@ -43,15 +44,16 @@
 // CHECK:        %[[C1_3:.*]] = arith.constant 1 : index
 // CHECK:        %[[V8:.*]] = arith.subi %[[V1]]#1, %[[C1_3]] : index
 // CHECK:        %[[V9:.*]] = arith.subi %[[V8]], %[[ARG3]] : index
-// CHECK:        %[[EXTRACTED_SLICE:.*]] = tensor.extract_slice %[[V3]]#1[%[[V9]], 0] [1, 2] [1, 1] : tensor<?x2xf32> to tensor<2xf32>
-// CHECK:        %[[V10:.*]] = dlvm.reduce add %[[EXTRACTED_SLICE]] dims [0] : tensor<2xf32>
-// CHECK:        %[[V11:.*]] = dlvm.cmp lt, %[[V10]], %[[V0]] : tensor<f32>, tensor<f32>
-// CHECK:        %[[EXTRACTED_4:.*]] = tensor.extract %[[V11]][] : tensor<i1>
-// CHECK:        %[[V12:.*]] = dlvm.mul %[[EXTRACTED_SLICE]], %[[ARG1]] : tensor<2xf32>, tensor<2xf32>
-// CHECK:        %[[V13:.*]] = dlvm.mul %[[ARG4]], %[[ARG1]] : tensor<2xf32>, tensor<2xf32>
-// CHECK:        %[[V14:.*]] = dlvm.mul %[[ARG4]], %[[EXTRACTED_SLICE]] : tensor<2xf32>, tensor<2xf32>
-// CHECK:        %[[V15:.*]] = dlvm.add %[[ARG5]], %[[V14]] : tensor<2xf32>, tensor<2xf32>
-// CHECK:        scf.yield %[[V13]], %[[V15]] : tensor<2xf32>, tensor<2xf32>
+// CHECK:        %[[EXTRACTED_SLICE:.*]] = tensor.extract_slice %[[V3]]#1[%[[V9]], 0] [1, 2] [1, 1] : tensor<?x2xf32> to tensor<1x2xf32>
+// CHECK:        %[[V10:.*]] = dlvm.squeeze_shape %[[EXTRACTED_SLICE]] at 0 : tensor<1x2xf32>
+// CHECK:        %[[V11:.*]] = dlvm.reduce add %[[V10]] dims [0] : tensor<2xf32>
+// CHECK:        %[[V12:.*]] = dlvm.cmp lt, %[[V11]], %[[V0]] : tensor<f32>, tensor<f32>
+// CHECK:        %[[EXTRACTED_4:.*]] = tensor.extract %[[V12]][] : tensor<i1>
+// CHECK:        %[[V13:.*]] = dlvm.mul %[[V10]], %[[ARG1]] : tensor<2xf32>, tensor<2xf32>
+// CHECK:        %[[V14:.*]] = dlvm.mul %[[ARG4]], %[[ARG1]] : tensor<2xf32>, tensor<2xf32>
+// CHECK:        %[[V15:.*]] = dlvm.mul %[[ARG4]], %[[V10]] : tensor<2xf32>, tensor<2xf32>
+// CHECK:        %[[V16:.*]] = dlvm.add %[[ARG5]], %[[V15]] : tensor<2xf32>, tensor<2xf32>
+// CHECK:        scf.yield %[[V14]], %[[V16]] : tensor<2xf32>, tensor<2xf32>
 // CHECK:      }
 // CHECK:      return %[[V7]]#0, %[[V7]]#1 : tensor<2xf32>, tensor<2xf32>
 func.func @grow(%x: tensor<2xf32>, %w: tensor<2xf32>) -> tensor<2xf32> {

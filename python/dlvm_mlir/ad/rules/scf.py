@@ -64,10 +64,13 @@ def _slot(position: ir.Value, sizes: list[int | ir.Value]):
 
 
 def _tape_store(tape: ir.Value, value: ir.Value, position: ir.Value) -> ir.Value:
+    """Write ``value`` into slot ``position`` of ``tape``; return the new tape."""
     if not vocab.is_tensor(value):
         return tensor.InsertOp(value, tape, [position]).result
     slot = _slot(position, _sizes(value, vocab.shape(value.type)))
-    return tensor.InsertSliceOp(value, tape, *slot).result
+    if _rank_reducing(value.type):
+        return tensor.InsertSliceOp(value, tape, *slot).result
+    return tensor.InsertSliceOp(vocab.pad_shape(value, 0), tape, *slot).result
 
 
 def _tape_load(tape: ir.Value, value_type: ir.Type, position: ir.Value) -> ir.Value:
@@ -75,7 +78,17 @@ def _tape_load(tape: ir.Value, value_type: ir.Type, position: ir.Value) -> ir.Va
         return tensor.ExtractOp(tape, [position]).result
     dims = vocab.shape(value_type)
     sizes = [tensor.DimOp(tape, vocab.index(d + 1)).result if n == _DYNAMIC else n for d, n in enumerate(dims)]
-    return tensor.ExtractSliceOp(value_type, tape, *_slot(position, sizes)).result
+    if _rank_reducing(value_type):
+        return tensor.ExtractSliceOp(value_type, tape, *_slot(position, sizes)).result
+    slot_type = ir.RankedTensorType.get([1, *dims], vocab.element_type(value_type))
+    return vocab.squeeze_shape(tensor.ExtractSliceOp(slot_type, tape, *_slot(position, sizes)).result, 0)
+
+
+def _rank_reducing(value_type: ir.Type) -> bool:
+    """Slots are full-rank (a unit dimension added with dlvm.pad_shape), except for index
+    tensors, which dlvm ops do not take; full-rank slots avoid an upstream assertion on
+    rank-reducing slices in the CPU back end's tiling."""
+    return isinstance(vocab.element_type(value_type), ir.IndexType)
 
 
 def _trip_count(lb: ir.Value, ub: ir.Value, step: ir.Value) -> tuple[ir.Value, int | None]:
