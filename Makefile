@@ -44,9 +44,7 @@ docs: build
 	$(PY) -m dlvm_mlir.tools.gendocs docs
 
 demo: build
-	@echo "== examples/mlp.mlir, as written"; cat examples/mlp.mlir
-	@echo; echo "== after dlvm-opt --canonicalize --cse"
-	$(VENV)/bin/dlvm-opt examples/mlp.mlir --canonicalize --cse
+	$(PY) examples/train_digits.py
 
 clean:
 	rm -rf build $(VENV)

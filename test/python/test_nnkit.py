@@ -1,0 +1,387 @@
+"""NNKit, the staged DSL: tracing, types, operators, errors at user lines, caching, gradients, control flow.
+
+Numbers are checked against numpy in float64; derivatives against central
+differences. Shapes are tiny so that compiles are quick (and cached on disk).
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+import dlvm_mlir
+import dlvm_mlir.nnkit as dl
+from dlvm_mlir.errors import DLVMError
+from dlvm_mlir.nnkit import Scalar, Tensor, f32, f64
+
+RNG = np.random.default_rng(0)
+
+
+def rand(*shape: int, dtype=np.float64) -> np.ndarray:
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+def line_of(marker: str) -> int:
+    """The line of this file that contains ``marker`` (a comment), for error positions."""
+    for number, text in enumerate(inspect.getsource(inspect.getmodule(line_of)).splitlines(), 1):
+        if marker in text and "line_of(" not in text:
+            return number
+    raise AssertionError(marker)
+
+
+def central_difference(fn, at: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    grad = np.zeros_like(at)
+    for index in np.ndindex(at.shape):
+        plus, minus = at.copy(), at.copy()
+        plus[index] += eps
+        minus[index] -= eps
+        grad[index] = (fn(plus) - fn(minus)) / (2 * eps)
+    return grad
+
+
+# -- the paper's Figure 3 -------------------------------------------------------
+
+
+@dl.function
+def affine(x, w, b):
+    return x @ w + b  # AFFINE
+
+
+@dl.function
+def layer(x, w, b):
+    return dl.tanh(affine(x, w, b))
+
+
+layer_grad = dl.gradient(layer, wrt=(1, 2), keeping=(0,))
+layer_grad2 = dl.gradient(layer_grad, from_=0, wrt=(1,))
+
+X, W, B = rand(2, 4), 0.5 * rand(4, 3), 0.5 * rand(1, 3)
+
+
+def test_staged_application_is_a_call_to_a_private_specialization():
+    text = layer.ir(X, W, B)
+    assert "func.func private @affine(%arg0: tensor<2x4xf64>, %arg1: tensor<4x3xf64>, %arg2: tensor<1x3xf64>) -> tensor<2x3xf64>" in text
+    assert "call @affine(%arg0, %arg1, %arg2)" in text
+    assert "func.func @layer(" in text and "dlvm.tanh" in text
+
+
+def test_gradient_is_a_declaration_whose_body_the_ad_synthesizes():
+    staged = layer_grad.ir(X, W, B)
+    assert "attributes {dlvm.gradient = #dlvm.gradient<of @layer wrt [1, 2] keeping [0]>}" in staged
+    assert "func.func @layer_grad_entry(" in staged
+    differentiated = layer_grad.ir(X, W, B, stage="ad")
+    assert "dlvm.gradient =" not in differentiated and "dlvm.transpose" in differentiated
+    assert "linalg.matmul" in layer_grad.ir(X, W, B, stage="linalg")
+
+
+def test_gradient_matches_finite_differences():
+    dw, db, y = layer_grad(X, W, B)
+    np.testing.assert_allclose(y, np.tanh(X @ W + B), rtol=1e-12)
+    total = lambda w, b: float(np.sum(np.tanh(X @ w + b)))  # noqa: E731
+    np.testing.assert_allclose(dw, central_difference(lambda v: total(v, B), W), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(db, central_difference(lambda v: total(W, v), B), rtol=1e-6, atol=1e-9)
+
+
+def test_second_order_gradient_matches_finite_differences_of_the_first():
+    d2 = layer_grad2(X, W, B)
+    expected = central_difference(lambda v: float(np.sum(layer_grad(X, v, B)[0])), W)
+    np.testing.assert_allclose(d2, expected, rtol=1e-5, atol=1e-8)
+
+
+def test_seedable_gradient_takes_one_seed_per_result():
+    seeded = dl.gradient(layer, wrt=1, seedable=True)
+    seed = rand(2, 3)
+    dw = seeded(X, W, B, seed)
+    expected = central_difference(lambda v: float(np.sum(seed * np.tanh(X @ v + B))), W)
+    np.testing.assert_allclose(dw, expected, rtol=1e-6, atol=1e-9)
+    with pytest.raises(dl.ShapeError, match="seed 3 is f64\\[3, 2\\], expected f64\\[2, 3\\]"):
+        seeded(X, W, B, rand(3, 2))
+    with pytest.raises(dl.ArityError, match="takes 3 arguments and 1 seeds, got 3"):
+        seeded(X, W, B)
+
+
+def test_from_selects_one_result_of_a_multi_result_function():
+    @dl.function
+    def two(x):
+        return x * x, dl.sin(x)
+
+    d_second = dl.gradient(two, from_=1)
+    x = rand(3)
+    np.testing.assert_allclose(d_second(x), np.cos(x), rtol=1e-12)
+    assert "from 1" in d_second.ir(x)
+
+
+# -- tracing, types, operators ------------------------------------------------------
+
+
+def test_annotations_and_python_scalars_promoted_to_rank0_constants():
+    @dl.function
+    def scale(x: Tensor[f32, (None, 3)], s: Scalar[f32]):
+        return 2 * x * s + 1
+
+    text = scale.ir((4, 3), ())
+    assert "%arg0: tensor<4x3xf32>, %arg1: tensor<f32>" in text
+    assert "dlvm.constant dense<2.000000e+00> : tensor<f32>" in text
+    assert "dlvm.constant dense<1.000000e+00> : tensor<f32>" in text
+    x = rand(4, 3, dtype=np.float32)
+    np.testing.assert_allclose(scale(x, 0.5), 2 * x * 0.5 + 1, rtol=1e-6)
+
+
+def test_operators_map_to_dlvm_ops():
+    @dl.function
+    def everything(a, b, m):
+        return (a + b, a - b, a * b, a / b, a**b, -a, a @ m, a < b, a >= 0.5, a == b, (a < b) & (b > a), ~(a < b))
+
+    a, b, m = np.abs(rand(2, 3)) + 0.1, np.abs(rand(2, 3)) + 0.1, rand(3, 2)
+    text = everything.ir(a, b, m)
+    for op in ("dlvm.add", "dlvm.sub", "dlvm.mul", "dlvm.div", "dlvm.pow", "dlvm.neg", "dlvm.dot",
+               "dlvm.cmp lt", "dlvm.cmp ge", "dlvm.cmp eq", "dlvm.and", "dlvm.not"):
+        assert op in text, op
+    assert "tensor<2x3xi1>" in text
+    out = everything(a, b, m)
+    expected = (a + b, a - b, a * b, a / b, a**b, -a, a @ m, a < b, a >= 0.5, a == b, a < b, ~(a < b))
+    for got, want in zip(out, expected):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_shape_and_reduction_ops_match_numpy():
+    @dl.function
+    def shapes(x, y):
+        return (
+            dl.softmax(x, axis=1),
+            dl.reduce_sum(x, axis=0, keepdims=True),
+            dl.reduce("max", x, [1]),
+            x.mean(),
+            dl.transpose(x),
+            dl.concatenate([x, y], axis=0),
+            x[1:, ::2],
+            x[0],
+            dl.reshape(x, (-1,)),
+            dl.expand_dims(x, 0),
+            dl.cast(x > 0, f64),
+            dl.where(x > 0, x, 0.0),
+            dl.cumsum(x, axis=1),
+            dl.reverse(x, 1),
+        )
+
+    x, y = rand(3, 4), rand(2, 4)
+    e = np.exp(x - x.max(1, keepdims=True))
+    expected = (
+        e / e.sum(1, keepdims=True), x.sum(0, keepdims=True), x.max(1), x.mean(), x.T,
+        np.concatenate([x, y]), x[1:, ::2], x[0], x.reshape(-1), x[None], (x > 0).astype(np.float64),
+        np.where(x > 0, x, 0.0), np.cumsum(x, 1), x[:, ::-1],
+    )
+    for got, want in zip(shapes(x, y), expected):
+        assert np.shape(got) == np.shape(want)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+
+
+def test_convolve_random_and_constants():
+    @dl.function
+    def conv(x, k):
+        noise = dl.random((2, 2), low=0.0, high=1.0, seed=7, dtype=f64)
+        return dl.convolve(x, k, padding=1), noise, dl.constant([[1, 2], [3, 4]], dl.i32)
+
+    x, k = rand(1, 1, 4, 4), rand(1, 1, 3, 3)
+    y, noise, const = conv(x, k)
+    padded = np.pad(x[0, 0], 1)
+    expected = np.array([[np.sum(padded[i : i + 3, j : j + 3] * k[0, 0]) for j in range(4)] for i in range(4)])
+    np.testing.assert_allclose(y[0, 0], expected, rtol=1e-12)
+    assert noise.shape == (2, 2) and np.all((noise >= 0) & (noise < 1))
+    np.testing.assert_array_equal(const, [[1, 2], [3, 4]])
+    assert const.dtype == np.int32
+
+
+# -- specialization and caching ----------------------------------------------------------
+
+
+def test_specializations_are_cached_per_shape_and_dtype():
+    @dl.function
+    def double(x):
+        return x + x
+
+    double(np.ones(3))
+    double(np.zeros(3))
+    assert double.traces == 1
+    double(np.ones(4))
+    double(np.ones(3, np.float32))
+    assert double.traces == 3
+    assert sorted(str(spec[0]) for spec in double.specializations) == ["f32[3]", "f64[3]", "f64[4]"]
+
+
+def test_one_function_at_two_shapes_in_one_module():
+    @dl.function
+    def both(a, b):
+        return dl.reduce_sum(layer(a, W, B)) + dl.reduce_sum(layer(b, W, B))
+
+    text = both.ir(rand(2, 4), rand(5, 4))
+    assert "func.func private @layer(" in text and "func.func private @layer_1(" in text
+
+
+def test_target_is_passed_to_compile(monkeypatch):
+    seen = {}
+
+    def fake_compile(module, target, **options):
+        seen.update(target=target, **options)
+        raise dlvm_mlir.compiler.CompileError("stop")
+
+    monkeypatch.setattr(dlvm_mlir, "compile", fake_compile)
+
+    @dl.function(target="cuda", optimize=False)
+    def on_gpu(x):
+        return x * 2.0
+
+    with pytest.raises(DLVMError, match="stop"):
+        on_gpu(np.ones(2, np.float32))
+    assert seen == {"target": "cuda", "optimize": False, "filename": "on_gpu"}
+
+
+# -- errors point at the user's line ------------------------------------------------------
+
+
+@dl.function
+def mismatched(x, w):
+    return x @ w + dl.ones((3, 7), f64)  # MISMATCH
+
+
+@dl.function
+def annotated(x: Tensor[f32, ("n", 4)], y: Tensor[f32, ("n", 4)]):
+    return x + y
+
+
+def test_shape_error_in_an_op_points_at_the_user_line():
+    with pytest.raises(dl.ShapeError) as info:
+        mismatched(rand(2, 4), rand(4, 5))
+    err = info.value
+    assert isinstance(err, DLVMError)
+    assert (err.location.filename, err.location.line) == (__file__, line_of("# MISMATCH"))
+    assert "dl.add: operand shapes are not broadcast-compatible: [2, 5] and [3, 7]" in str(err)
+    assert "return x @ w + dl.ones((3, 7), f64)" in str(err)
+
+
+def test_call_errors_point_at_the_call():
+    with pytest.raises(dl.ArityError, match="'annotated' takes 2 arguments, got 1") as info:
+        annotated(np.ones((2, 4), np.float32))  # ARITY
+    assert info.value.location.line == line_of("# ARITY")
+    with pytest.raises(dl.DTypeError, match="argument 0 of 'annotated' has element type f64, expected f32"):
+        annotated(np.ones((2, 4)), np.ones((2, 4), np.float32))
+    with pytest.raises(dl.ShapeError, match="dimension 'n' is 3 here but 2 in an earlier argument"):
+        annotated(np.ones((2, 4), np.float32), np.ones((3, 4), np.float32))
+
+
+def test_mixed_element_types_and_bad_ops_are_dtype_errors():
+    @dl.function
+    def mixed(x, y):
+        return x * y  # MIXED
+
+    with pytest.raises(dl.DTypeError, match="operands have element types f32 and f64") as info:
+        mixed(np.ones(2, np.float32), np.ones(2))
+    assert info.value.location.line == line_of("# MIXED")
+
+    @dl.function
+    def int_tanh(x):
+        return dl.tanh(x)
+
+    with pytest.raises(dl.DTypeError, match="dl.tanh: operand #0 must be ranked tensor of .*float"):
+        int_tanh(np.ones(2, np.int32))
+
+
+def test_ops_carry_the_user_location_in_the_ir():
+    text = affine.ir(X, W, B, debug_info=True)
+    assert f'loc("{__file__}":{line_of("# AFFINE")}:12)' in text
+
+
+def test_python_truth_value_of_a_tensor_is_a_tracing_error():
+    @dl.function
+    def branchy(x):
+        if x > 0:  # BOOL
+            return x
+        return -x
+
+    with pytest.raises(dl.TracingError, match="use dl.cond") as info:
+        branchy(np.ones(()))
+    assert info.value.location.line == line_of("# BOOL")
+
+
+def test_tensors_cannot_leak_out_of_branches_or_functions():
+    leaked = []
+
+    @dl.function
+    def leak(x):
+        dl.cond(dl.reduce_sum(x) > 0, lambda v: leaked.append(v * 2) or v, lambda v: v, x)
+        return leaked[-1]
+
+    with pytest.raises(dl.TracingError, match="inside a dl.cond branch or loop body is used outside it"):
+        leak(np.ones(2))
+
+    @dl.function
+    def use_later(x):
+        return x + leaked[-1]
+
+    with pytest.raises(dl.TracingError, match="pass it as an argument"):
+        use_later(np.ones(2))
+
+
+def test_bad_gradient_declarations_are_reported_where_declared():
+    bad = dl.gradient(layer, wrt=(5,))  # BADWRT
+    with pytest.raises(dl.StagingError, match="wrt index 5 is out of range \\(3 arguments\\)") as info:
+        bad(X, W, B)
+    assert info.value.location.line == line_of("# BADWRT")
+
+
+# -- control flow -----------------------------------------------------------------------
+
+
+@dl.function
+def piecewise(x):
+    return dl.cond(dl.reduce_sum(x) > 0, lambda v: v * v, lambda v: -v, x)
+
+
+@dl.function
+def horner(x):
+    return dl.fori_loop(0, 3, lambda i, c: c * x + dl.cast(i, f64), x)
+
+
+@dl.function
+def grow(x):
+    return dl.while_loop(lambda c: dl.reduce_sum(c) < 100.0, lambda c: c * x, x)
+
+
+def test_cond_is_scf_if_and_runs_either_branch():
+    text = piecewise.ir(np.ones(3))
+    assert "scf.if" in text and "tensor.extract" in text
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(piecewise(x), x * x)
+    np.testing.assert_allclose(piecewise(-x), x)
+
+
+def test_loops_are_scf_for_and_scf_while():
+    x = np.array([1.0, 2.0, 3.0])
+    assert "scf.for" in horner.ir(x) and "scf.while" in grow.ir(x)
+    np.testing.assert_allclose(horner(x), x**4 + x + 2)
+    np.testing.assert_allclose(grow(x), x**5)
+
+
+def test_gradients_through_control_flow():
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(dl.gradient(piecewise)(x), 2 * x)
+    np.testing.assert_allclose(dl.gradient(horner)(x), 4 * x**3 + 1)
+    np.testing.assert_allclose(dl.gradient(grow)(x), 5 * x**4)
+
+
+def test_branch_results_must_agree():
+    @dl.function
+    def disagree(x):
+        return dl.cond(dl.reduce_sum(x) > 0, lambda v: v, lambda v: dl.reduce_sum(v), x)
+
+    with pytest.raises(dl.ShapeError, match="dl.cond: the false branch: value 0 is f64\\[\\], expected f64\\[3\\]"):
+        disagree(np.ones(3))
+
+
+def test_interpreter_runs_the_same_program():
+    x = np.array([0.5, -1.0])
+    np.testing.assert_allclose(horner.interpret(x), horner(x))
+    dw, db, y = layer_grad.interpret(X, W, B)
+    np.testing.assert_allclose(dw, layer_grad(X, W, B)[0], rtol=1e-12)
