@@ -208,14 +208,15 @@ static bool isSplatOf(Attribute attr, double value) {
   return false;
 }
 
-/// True if `attr` is a splat float -0.0 or integer 0: the exact additive identity.
-static bool isSplatAdditiveIdentity(Attribute attr) {
+/// True if `attr` is a splat integer 0 or a splat float zero of the given
+/// sign: x + (-0.0) == x and x - (+0.0) == x hold exactly, the other signs not.
+static bool isSplatZero(Attribute attr, bool negativeFloat) {
   auto e = dyn_cast_or_null<DenseElementsAttr>(attr);
   if (!e || !e.isSplat())
     return false;
   if (isa<FloatType>(e.getElementType())) {
     APFloat v = e.getSplatValue<APFloat>();
-    return v.isZero() && v.isNegative();
+    return v.isZero() && v.isNegative() == negativeFloat;
   }
   return isa<IntegerType>(e.getElementType()) && e.getSplatValue<APInt>().isZero();
 }
@@ -375,10 +376,10 @@ static OpFoldResult sameTypeOr(Value v, Type resultType) {
 }
 
 OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
-  if (isSplatAdditiveIdentity(adaptor.getRhs()))
+  if (isSplatZero(adaptor.getRhs(), /*negativeFloat=*/true))
     if (OpFoldResult r = sameTypeOr(getLhs(), getType()))
       return r;
-  if (isSplatAdditiveIdentity(adaptor.getLhs()))
+  if (isSplatZero(adaptor.getLhs(), /*negativeFloat=*/true))
     if (OpFoldResult r = sameTypeOr(getRhs(), getType()))
       return r;
   if (Attribute r = foldBinaryFloat(adaptor.getLhs(), adaptor.getRhs(), getType(),
@@ -388,7 +389,7 @@ OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
                        [](const APInt &x, const APInt &y) -> std::optional<APInt> { return x + y; });
 }
 OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
-  if (isSplatOf(adaptor.getRhs(), 0.0))
+  if (isSplatZero(adaptor.getRhs(), /*negativeFloat=*/false))
     if (OpFoldResult r = sameTypeOr(getLhs(), getType()))
       return r;
   if (Attribute r = foldBinaryFloat(adaptor.getLhs(), adaptor.getRhs(), getType(),

@@ -377,3 +377,14 @@ func.func @dead(%x: tensor<4xf32>) {
   %1 = dlvm.random [4] from 0.0 upto 1.0 seed 1 : f32
   return
 }
+
+// -----
+
+// x - (-0.0) is not an identity for x = -0.0 (the result is +0.0) and stays.
+// CHECK-LABEL: func.func @sub_negative_zero
+// CHECK: dlvm.sub
+func.func @sub_negative_zero(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %nz = dlvm.constant dense<-0.0> : tensor<f32>
+  %0 = dlvm.sub %x, %nz : tensor<4xf32>, tensor<f32>
+  return %0 : tensor<4xf32>
+}

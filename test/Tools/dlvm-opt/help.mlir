@@ -18,6 +18,6 @@
 // PLUGIN:          sizes=<list<int>>  value of test.sizes (default: empty)
 // PLUGIN-NEXT:     mode=<fast|safe>  value of test.mode (default: fast)
 // PLUGIN:      Pass pipelines:
-// PLUGIN-NEXT: --test-cleanup {{ *}}Annotate, then canonicalize and cse
+// PLUGIN: --test-cleanup {{ *}}Annotate, then canonicalize and cse
 
 // VERSION: dlvm-opt from dlvm-mlir {{.*}}, MLIR 22.1.8
