@@ -98,3 +98,16 @@ func.func @primal(%x: tensor<f32>) -> tensor<f32> {
 func.func @has_body(%x: tensor<f32>) -> tensor<f32> attributes {dlvm.gradient = #dlvm.gradient<of @primal>} {
   return %x : tensor<f32>
 }
+
+// -----
+
+// A derivative would be lost through memory: rejected rather than silently zero.
+func.func @through_memory(%x: f32) -> f32 {
+  %m = memref.alloca() : memref<f32>
+  // expected-error @+1 {{cannot differentiate through 'memref.store': it consumes a value that depends on a differentiated argument but has no derivative rule}}
+  memref.store %x, %m[] : memref<f32>
+  %y = memref.load %m[] : memref<f32>
+  return %y : f32
+}
+func.func private @through_memory_grad(f32) -> f32
+    attributes {dlvm.gradient = #dlvm.gradient<of @through_memory>}

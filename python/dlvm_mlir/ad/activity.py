@@ -86,6 +86,24 @@ class Activity:
         chain.reverse()
         return chain
 
+    def sinks(self, has_rule) -> list[tuple[ir.Operation, ir.Value]]:
+        """Ops without derivative rules that consume a varied value but produce no float result.
+
+        Through such an op (a store to memory, a print, ...) a derivative would
+        be dropped silently, so differentiation rejects the function.
+        ``has_rule(name)`` tells whether the mode at hand has a rule for an op.
+        """
+        found = []
+        for op in self._ops:
+            if op.name in _TERMINATORS or is_inactive_op(op.name) or has_rule(op.name):
+                continue
+            if any(is_float(r.type) for r in op.results):
+                continue
+            source = self._first_varied(_inputs(op))
+            if source is not None:
+                found.append((op, source))
+        return found
+
     def source(self, value: ir.Value) -> ir.Value | None:
         """The value that made ``value`` varied (None for an argument or a non-varied value)."""
         step = self._varied.get(value)

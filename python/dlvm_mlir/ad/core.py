@@ -119,6 +119,7 @@ class ReverseSweep:
         self.wrt = decl.wrt_indices(self.num_args)
         self.froms = decl.from_indices(len(primal_type.results))
         self.activity = Activity(self.primal, self.wrt, self.froms)
+        reject_sinks(self.activity, self.primal, adjoint_rule)
 
     def synthesize(self, target: ir.Operation) -> None:
         """Give ``target`` (a body-less declaration) the gradient body."""
@@ -205,8 +206,26 @@ def append_entry_block(fn: ir.Operation) -> ir.Block:
         return fn.operation.regions[0].blocks.append(*function_type(fn).inputs)
 
 
-def activity_notes(activity: Activity, primal: ir.Operation, value: ir.Value) -> list[tuple[ir.Location | None, str]]:
-    """Notes tracing how ``value`` came to depend on a differentiated argument."""
+def reject_sinks(activity: Activity, primal: ir.Operation, has_rule) -> None:
+    """Raise at the first op through which a derivative would silently be lost."""
+    for op, source in activity.sinks(has_rule):
+        raise DifferentiationError(
+            f"cannot differentiate through '{op.name}': it consumes a value that depends on a "
+            "differentiated argument but has no derivative rule (derivatives do not flow through memory "
+            "or side effects)",
+            op,
+            activity_notes(activity, primal, source, include_last=True),
+        )
+
+
+def activity_notes(
+    activity: Activity, primal: ir.Operation, value: ir.Value, include_last: bool = False
+) -> list[tuple[ir.Location | None, str]]:
+    """Notes tracing how ``value`` came to depend on a differentiated argument.
+
+    The path lists the ops between the argument and ``value``'s defining op
+    (and that op too with ``include_last``, when the error is at a later op).
+    """
     chain = activity.explain(value)
     if not chain or chain[0].op is not None:
         return []
@@ -215,7 +234,7 @@ def activity_notes(activity: Activity, primal: ir.Operation, value: ir.Value) ->
     notes: list[tuple[ir.Location | None, str]] = [
         (primal.location, f"it is active: it depends on argument #{index} of @{name}")
     ]
-    steps = [step.op for step in chain[1:-1] if step.op is not None]
+    steps = [step.op for step in (chain[1:] if include_last else chain[1:-1]) if step.op is not None]
     if steps:
         path = " -> ".join(_describe_op(op) for op in steps)
         notes.append((steps[0].location, f"through {path}"))

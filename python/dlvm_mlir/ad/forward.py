@@ -17,7 +17,7 @@ from mlir.dialects import func
 from dlvm_mlir.ad import vocab
 from dlvm_mlir.ad.activity import Activity
 from dlvm_mlir.ad.cloning import Scope, body_ops, clone_mapped, terminator
-from dlvm_mlir.ad.core import activity_notes, append_entry_block, function_type
+from dlvm_mlir.ad.core import activity_notes, append_entry_block, function_type, reject_sinks
 from dlvm_mlir.ad.errors import DifferentiationError
 from dlvm_mlir.ad.registry import tangent_emits_primal, tangent_rule
 from dlvm_mlir.dialects.dlvm import DerivativeDecl
@@ -96,6 +96,7 @@ class ForwardSweep:
         self.wrt = decl.wrt_indices(self.num_args)
         self.froms = decl.from_indices(len(primal_type.results))
         self.activity = Activity(self.primal, self.wrt, self.froms)
+        reject_sinks(self.activity, self.primal, tangent_rule)
 
     def synthesize(self, target: ir.Operation) -> None:
         entry = append_entry_block(target)
