@@ -1,0 +1,220 @@
+"""dlvm_mlir.compile and dlvm-run: DLVM IR to numbers, checked against numpy in float64."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import dlvm_mlir
+from dlvm_mlir.backend import ExecutionError
+from dlvm_mlir.compiler import CompileError, lower
+from dlvm_mlir.errors import DLVMError, ParseError
+
+RNG = np.random.default_rng(0)
+
+DENSE = """
+func.func @f(%x: tensor<4x8xf32>, %w: tensor<8x3xf32>, %b: tensor<1x3xf32>) -> tensor<4x3xf32> {
+  %0 = dlvm.dot %x, %w : tensor<4x8xf32>, tensor<8x3xf32>
+  %1 = dlvm.add %0, %b : tensor<4x3xf32>, tensor<1x3xf32>
+  %2 = dlvm.tanh %1 : tensor<4x3xf32>
+  return %2 : tensor<4x3xf32>
+}
+"""
+
+
+BAD = DENSE.replace(
+    "%1 = dlvm.add %0, %b : tensor<4x3xf32>, tensor<1x3xf32>",
+    "%1 = dlvm.add %0, %x : tensor<4x3xf32>, tensor<4x8xf32>",
+)
+
+
+def rand(*shape, dtype=np.float32):
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+def test_dense_layer_matches_numpy():
+    exe = dlvm_mlir.compile(DENSE)
+    x, w, b = rand(4, 8), rand(8, 3), rand(1, 3)
+    expected = np.tanh(x.astype(np.float64) @ w + b)
+    np.testing.assert_allclose(exe["f"](x, w, b), expected, rtol=1e-5, atol=1e-6)
+    assert exe.function_names == ["f"]
+
+
+def test_compile_is_cached_in_process():
+    assert dlvm_mlir.compile(DENSE) is dlvm_mlir.compile(DENSE)
+    assert dlvm_mlir.compile(DENSE) is not dlvm_mlir.compile(DENSE, optimize=False)
+
+
+def test_gradient_declarations_are_synthesized():
+    text = DENSE + """
+func.func private @f_grad(tensor<4x8xf32>, tensor<8x3xf32>, tensor<1x3xf32>)
+    -> (tensor<8x3xf32>, tensor<1x3xf32>, tensor<4x3xf32>)
+    attributes {dlvm.gradient = #dlvm.gradient<of @f wrt [1, 2] keeping [0]>}
+"""
+    exe = dlvm_mlir.compile(text)
+    x, w, b = (a.astype(np.float64) for a in (rand(4, 8), rand(8, 3), rand(1, 3)))
+    dw, db, y = exe["f_grad"](*(a.astype(np.float32) for a in (x, w, b)))
+    t = np.tanh(x @ w + b)
+    dz = 1 - t**2  # seed: ones
+    np.testing.assert_allclose(dw, x.T @ dz, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(db, dz.sum(0, keepdims=True), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(y, t, rtol=1e-5, atol=1e-6)
+
+
+def test_lower_shows_each_stage():
+    linalg = str(lower(DENSE, until="linalg"))
+    assert "linalg.matmul" in linalg and "dlvm." not in linalg
+    assert "dlvm.dot" in str(lower(DENSE, until="optimize"))
+    with pytest.raises(CompileError, match="unknown stage 'llvm'"):
+        lower(DENSE, until="llvm")
+
+
+def test_control_flow_loop_conditional_and_recursion():
+    text = """
+func.func @power(%x: tensor<3xf32>, %n: i32) -> tensor<3xf32> {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %done = arith.cmpi sle, %n, %c0 : i32
+  %r = scf.if %done -> tensor<3xf32> {
+    %one = dlvm.constant dense<1.0> : tensor<3xf32>
+    scf.yield %one : tensor<3xf32>
+  } else {
+    %m = arith.subi %n, %c1 : i32
+    %p = func.call @power(%x, %m) : (tensor<3xf32>, i32) -> tensor<3xf32>
+    %q = dlvm.mul %p, %x : tensor<3xf32>, tensor<3xf32>
+    scf.yield %q : tensor<3xf32>
+  }
+  return %r : tensor<3xf32>
+}
+
+// Halve until the sum drops below a threshold: a data-dependent trip count.
+func.func @halve(%x: tensor<3xf32>, %limit: tensor<f32>) -> (tensor<3xf32>, i32) {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %half = dlvm.constant dense<0.5> : tensor<f32>
+  %r:2 = scf.while (%v = %x, %i = %c0) : (tensor<3xf32>, i32) -> (tensor<3xf32>, i32) {
+    %s = dlvm.reduce add %v dims [0] : tensor<3xf32>
+    %big = dlvm.cmp gt, %s, %limit : tensor<f32>, tensor<f32>
+    %b = tensor.extract %big[] : tensor<i1>
+    scf.condition(%b) %v, %i : tensor<3xf32>, i32
+  } do {
+  ^bb0(%v: tensor<3xf32>, %i: i32):
+    %h = dlvm.mul %v, %half : tensor<3xf32>, tensor<f32>
+    %j = arith.addi %i, %c1 : i32
+    scf.yield %h, %j : tensor<3xf32>, i32
+  }
+  return %r#0, %r#1 : tensor<3xf32>, i32
+}
+"""
+    exe = dlvm_mlir.compile(text)
+    x = np.array([1.5, -2.0, 0.5], np.float32)
+    np.testing.assert_allclose(exe["power"](x, np.int32(3)), x.astype(np.float64) ** 3, rtol=1e-6)
+    v, n = exe["halve"](np.array([8.0, 4.0, 4.0], np.float32), np.array(1.0, np.float32))
+    assert int(n) == 4  # sums 16, 8, 4, 2, then 1 stops the loop
+    np.testing.assert_allclose(v, np.array([8.0, 4.0, 4.0]) / 16)
+
+
+def test_bad_input_errors_are_dlvm_errors():
+    with pytest.raises(ParseError, match="broadcast-compatible"):
+        dlvm_mlir.compile(BAD)
+    with pytest.raises(CompileError, match="unknown target 'tpu'"):
+        dlvm_mlir.compile(DENSE, "tpu")
+    exe = dlvm_mlir.compile(DENSE)
+    with pytest.raises(ExecutionError, match="argument #1: shape mismatch"):
+        exe["f"](rand(4, 8), rand(4, 8), rand(1, 3))
+    with pytest.raises(ExecutionError, match="dtype"):
+        exe["f"](rand(4, 8, dtype=np.float64), rand(8, 3), rand(1, 3))
+    assert issubclass(ExecutionError, DLVMError)
+
+
+BROADCAST_OPS = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "max": np.maximum, "min": np.minimum,
+}
+
+
+@st.composite
+def broadcast_shapes(draw):
+    rank = draw(st.integers(0, 3))
+    full = draw(st.lists(st.integers(1, 5), min_size=rank, max_size=rank))
+    if rank and draw(st.booleans()):
+        other = [d if draw(st.booleans()) else 1 for d in full]
+    else:
+        other = [] if draw(st.booleans()) else list(full)
+    return (full, other) if draw(st.booleans()) else (other, full)
+
+
+def tensor_type(shape):
+    return "tensor<" + "".join(f"{d}x" for d in shape) + "f32>"
+
+
+@settings(max_examples=12, deadline=None)
+@given(shapes=broadcast_shapes(), op=st.sampled_from(sorted(BROADCAST_OPS)))
+def test_random_broadcasts_match_numpy(shapes, op):
+    a_shape, b_shape = shapes
+    out_shape = np.broadcast_shapes(tuple(a_shape), tuple(b_shape))
+    ta, tb, tr = tensor_type(a_shape), tensor_type(b_shape), tensor_type(out_shape)
+    text = f"""
+func.func @f(%a: {ta}, %b: {tb}) -> {tr} {{
+  %0 = dlvm.{op} %a, %b : {ta}, {tb}
+  %1 = dlvm.exp %0 : {tr}
+  return %1 : {tr}
+}}
+"""
+    a, b = rand(*a_shape), rand(*b_shape)
+    expected = np.exp(BROADCAST_OPS[op](a.astype(np.float64), b))
+    np.testing.assert_allclose(dlvm_mlir.compile(text)["f"](a, b), expected, rtol=2e-6, atol=1e-6)
+
+
+@settings(max_examples=8, deadline=None)
+@given(m=st.integers(1, 40), k=st.integers(1, 40), n=st.integers(1, 40))
+def test_random_matmul_shapes_match_numpy(m, k, n):
+    text = f"""
+func.func @f(%a: tensor<{m}x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32> {{
+  %0 = dlvm.dot %a, %b : tensor<{m}x{k}xf32>, tensor<{k}x{n}xf32>
+  return %0 : tensor<{m}x{n}xf32>
+}}
+"""
+    a, b = rand(m, k), rand(k, n)
+    np.testing.assert_allclose(
+        dlvm_mlir.compile(text)["f"](a, b), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4
+    )
+
+
+def run_cli(*args, cwd):
+    return subprocess.run(
+        [sys.executable, "-m", "dlvm_mlir.tools.run", *map(str, args)],
+        capture_output=True, text=True, cwd=cwd,
+    )
+
+
+def test_dlvm_run_cli(tmp_path):
+    (tmp_path / "f.mlir").write_text(DENSE)
+    x, w, b = rand(4, 8), rand(8, 3), rand(1, 3)
+    for name, value in {"x": x, "w": w, "b": b}.items():
+        np.save(tmp_path / f"{name}.npy", value)
+    ok = run_cli("f.mlir", "--entry", "f", "--input", "x.npy", "--input", "w.npy",
+                 "--input", "b.npy", "--output", "out.npz", cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr
+    assert "result 0: shape=(4, 3) dtype=float32" in ok.stdout
+    saved = np.load(tmp_path / "out.npz")["result0"]
+    np.testing.assert_allclose(saved, np.tanh(x @ w + b), rtol=1e-5, atol=1e-6)
+
+    bad_shape = run_cli("f.mlir", "--entry", "f", "--input", "x.npy", "--input", "x.npy",
+                        "--input", "b.npy", cwd=tmp_path)
+    assert bad_shape.returncode == 1
+    assert "error: @f argument #1: shape mismatch" in bad_shape.stderr
+    assert "Traceback" not in bad_shape.stderr
+
+    (tmp_path / "bad.mlir").write_text(BAD)
+    bad_ir = run_cli("bad.mlir", "--entry", "f", cwd=tmp_path)
+    assert bad_ir.returncode == 1
+    assert "bad.mlir:4:8: error: operand shapes are not broadcast-compatible" in bad_ir.stderr
+    assert "Traceback" not in bad_ir.stderr
+
+    missing = run_cli("f.mlir", "--entry", "g", cwd=tmp_path)
+    assert missing.returncode == 1 and "no entry point @g" in missing.stderr
