@@ -12,7 +12,8 @@ itself be a Gradient (higher order: the paper's
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from mlir import ir
 from mlir.dialects import func
@@ -21,7 +22,7 @@ from dlvm_mlir.dialects.dlvm import GRADIENT_ATTR, DerivativeDecl
 from dlvm_mlir.errors import SourceLocation
 
 from .errors import ArityError, ShapeError, StagingError, user_location
-from .function import StagedFunction
+from .function import Function, StagedFunction
 from .specs import Spec
 from .tracing import Emitted, ModuleBuilder
 
@@ -41,7 +42,7 @@ class Gradient(StagedFunction):
 
     def __init__(
         self,
-        of: StagedFunction,
+        of: StagedFunction | Callable[..., Any],
         wrt: int | Sequence[int] | None = None,
         keeping: int | Sequence[int] = (),
         seedable: bool = False,
@@ -49,7 +50,9 @@ class Gradient(StagedFunction):
         name: str | None = None,
     ) -> None:
         if not isinstance(of, StagedFunction):
-            raise StagingError(f"dl.gradient expects a staged function (@dl.function), got {type(of).__name__}")
+            if not callable(of):
+                raise StagingError(f"dl.gradient expects a function, got {type(of).__name__}")
+            of = Function(of)
         super().__init__(name or f"{of.name}_grad", of.target, of.optimize)
         self.of = of
         self.wrt = _indices(wrt)
@@ -142,7 +145,7 @@ def _location(where: SourceLocation | None) -> ir.Location:
 
 
 def gradient(
-    of: StagedFunction,
+    of: StagedFunction | Callable[..., Any],
     wrt: int | Sequence[int] | None = None,
     keeping: int | Sequence[int] = (),
     seedable: bool = False,
@@ -150,7 +153,9 @@ def gradient(
     *,
     name: str | None = None,
 ) -> Gradient:
-    """The gradient of ``of`` as a staged function (``[gradient @of wrt ... keeping ...]``).
+    """The gradient of ``of`` (a staged function; a plain one is staged) as a staged function.
+
+    DLVM's ``[gradient @of wrt ... keeping ...]``:
 
     - ``wrt``: argument indices to differentiate (default: all);
     - ``keeping``: primal result indices also returned, after the gradients;

@@ -104,8 +104,8 @@ def constant(value: Any, dtype: Any = None) -> Tensor:
     from_python = not isinstance(value, (np.ndarray, np.generic))
     try:
         array = np.asarray(value)
-    except Exception:
-        array = np.asarray(None)
+    except (TypeError, ValueError):
+        raise DTypeError(f"cannot stage {type(value).__name__} value {value!r} as a tensor constant") from None
     if array.dtype.kind not in _KIND_ORDER:
         raise DTypeError(f"cannot stage {type(value).__name__} value {value!r} as a tensor constant")
     try:

@@ -136,9 +136,9 @@ def to_argument(value: Any, annotation: TensorAnnotation | None, what: str) -> n
         return _contiguous(array)
     try:
         array = np.asarray(value)
-    except Exception:
-        array = np.asarray(object())
-    if array.dtype == object or array.dtype.kind not in "biuf":
+    except (TypeError, ValueError):
+        raise DTypeError(f"{what} is a {type(value).__name__}, expected an array or a number") from None
+    if array.dtype.kind not in "biuf":
         raise DTypeError(f"{what} is a {type(value).__name__}, expected an array or a number")
     if want is not None and want.numpy is not None:
         return _contiguous(array.astype(want.numpy))

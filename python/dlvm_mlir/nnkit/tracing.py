@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from mlir import ir
 from mlir.dialects import func
@@ -146,7 +146,7 @@ def _staging_error(what: str, err: ir.MLIRError) -> StagingError:
 def build_op(what: str, build: Callable[[ir.Location], T], *, verify: bool = True) -> T:
     """Create an op with ``build(location)`` at the user's line; verify it.
 
-    ``build`` returns a Value, a sequence of Values or an OpView. A failure of
+    ``build`` returns the op's (first) result or the op. A failure of
     result-type inference or of the op's verifier becomes a ShapeError or
     DTypeError naming ``what`` at the user's line.
     """
@@ -156,25 +156,13 @@ def build_op(what: str, build: Callable[[ir.Location], T], *, verify: bool = Tru
     except ir.MLIRError as err:
         raise _staging_error(what, err) from None
     if verify:
-        op = _owner(result)
-        if op is not None:
-            try:
-                op.verify()
-            except ir.MLIRError as err:
-                op.erase()
-                raise _staging_error(what, err) from None
+        op = (result.owner if isinstance(result, ir.Value) else result).operation
+        try:
+            op.verify()
+        except ir.MLIRError as err:
+            op.erase()
+            raise _staging_error(what, err) from None
     return result
-
-
-def _owner(result: Any) -> ir.Operation | None:
-    if isinstance(result, ir.OpView):
-        return result.operation
-    if isinstance(result, ir.Value):
-        owner = result.owner
-        return owner.operation if isinstance(owner, ir.OpView) else owner if isinstance(owner, ir.Operation) else None
-    if isinstance(result, Sequence) and result and isinstance(result[0], ir.Value):
-        return _owner(result[0])
-    return None
 
 
 @dataclass(frozen=True)
