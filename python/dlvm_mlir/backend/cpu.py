@@ -362,7 +362,10 @@ def stage_bufferize(module: ir.Module, options: CpuOptions) -> None:
 def stage_lower_vectors(module: ir.Module, options: CpuOptions) -> None:
     """Hoist accumulators, lower vector ops to 1-D, approximate math ops."""
     run_transform_script(module, post_bufferize_script(options.target.vector_bits))
-    passes = ["convert-vector-to-scf{full-unroll}", "convert-linalg-to-loops", "canonicalize", "cse"]
+    # no canonicalize here: it folds chains of vector.insert into one
+    # vector.from_elements of every scalar, which LLVM then has to rebuild
+    # element by element (much slower JIT, worse code)
+    passes = ["convert-vector-to-scf{full-unroll}", "convert-linalg-to-loops", "cse"]
     _run_passes(module, ",".join(passes))
     widen_bool_memrefs(module)
 

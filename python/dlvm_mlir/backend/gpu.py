@@ -633,6 +633,24 @@ def stage_host_llvm(module: ir.Module, options: GpuOptions) -> None:
         "convert-math-to-llvm,convert-math-to-libm,finalize-memref-to-llvm,"
         "gpu-to-llvm,convert-to-llvm,reconcile-unrealized-casts,canonicalize,cse",
     )
+    leftovers = _non_llvm_host_ops(module)
+    if leftovers:
+        raise ExecutionError(f"host code not lowered to LLVM: {', '.join(sorted(leftovers))} remain")
+
+
+def _non_llvm_host_ops(module: ir.Module) -> set[str]:
+    """Names of host ops that the ExecutionEngine cannot translate."""
+    found: set[str] = set()
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name in ("gpu.module", "gpu.binary"):
+            return ir.WalkResult.SKIP
+        if not (op.name.startswith("llvm.") or op.name in ("builtin.module", "gpu.launch_func")):
+            found.add(op.name)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
 
 
 def ptxas_path() -> str | None:

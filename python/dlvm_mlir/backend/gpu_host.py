@@ -179,43 +179,57 @@ def _rewrite_globals(ops: list[ir.Operation], report: HostReport) -> None:
 
 
 def _element_helper(kind: str, memref_type: ir.MemRefType) -> tuple[str, str]:
-    """Name and text of a private helper moving one element between host and device."""
+    """Name and text of a private helper moving one element between host and device.
+
+    A one-thread kernel copies the element between the (possibly strided)
+    device buffer and a one-element device buffer, which a ``gpu.memcpy``
+    (contiguous buffers only) moves to or from a one-element host buffer.
+    i1 travels as i8.
+    """
     element = str(memref_type.element_type)
+    staged = "i8" if element == "i1" else element
     rank = memref_type.rank
     mtype = str(memref_type)
     key = f"{kind}:{mtype}"
     name = f"__dlvm_host_{kind}_{hashlib.sha1(key.encode()).hexdigest()[:10]}"
-    idx_args = ", ".join(f"%i{d}: index" for d in range(rank))
-    lines = []
+    idx_args = "".join(f", %i{d}: index" for d in range(rank))
+    idx = ", ".join(f"%i{d}" for d in range(rank))
+    one = f"memref<1x{staged}>"
     if kind == "load":
-        header = f"func.func private @{name}(%buf: {mtype}{', ' if rank else ''}{idx_args}) -> {element}"
+        header = f"func.func private @{name}(%buf: {mtype}{idx_args}) -> {element}"
     else:
-        header = f"func.func private @{name}(%value: {element}, %buf: {mtype}{', ' if rank else ''}{idx_args})"
-    # not inlined: its stack slot is released on return, even when called in a loop
-    lines.append(header + " attributes {no_inline} {")
-    lines.append(f"  %base, %offset{', ' if rank else ''}{', '.join(f'%s{d}' for d in range(rank))}"
-                 f"{', ' if rank else ''}{', '.join(f'%t{d}' for d in range(rank))} = "
-                 f"memref.extract_strided_metadata %buf : {mtype} -> memref<{element}>, index"
-                 + "".join(", index" for _ in range(2 * rank)))
-    lines.append("  %c0 = arith.constant 0 : index")
-    linear = "%offset"
-    for d in range(rank):
-        lines.append(f"  %p{d} = arith.muli %i{d}, %t{d} : index")
-        lines.append(f"  %l{d} = arith.addi {linear}, %p{d} : index")
-        linear = f"%l{d}"
-    lines.append(
-        f"  %elem = memref.reinterpret_cast %base to offset: [{linear}], sizes: [1], strides: [1] : "
-        f"memref<{element}> to memref<1x{element}, strided<[1], offset: ?>>"
+        header = f"func.func private @{name}(%value: {element}, %buf: {mtype}{idx_args})"
+    launch = (
+        "  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)"
+        " threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {"
     )
-    lines.append(f"  %host = memref.alloca() : memref<1x{element}>")
+    # not inlined: its stack slot is released on return, even when called in a loop
+    lines = [header + " attributes {no_inline} {", "  %c0 = arith.constant 0 : index",
+             "  %c1 = arith.constant 1 : index", f"  %dev = gpu.alloc() : {one}",
+             f"  %host = memref.alloca() : {one}"]
     if kind == "load":
-        lines.append(f"  gpu.memcpy %host, %elem : memref<1x{element}>, memref<1x{element}, strided<[1], offset: ?>>")
-        lines.append(f"  %v = memref.load %host[%c0] : memref<1x{element}>")
-        lines.append(f"  return %v : {element}")
+        lines += [launch, f"    %e = memref.load %buf[{idx}] : {mtype}"]
+        if staged != element:
+            lines += [f"    %w = arith.extui %e : {element} to {staged}", f"    memref.store %w, %dev[%c0] : {one}"]
+        else:
+            lines.append(f"    memref.store %e, %dev[%c0] : {one}")
+        lines += ["    gpu.terminator", "  }", f"  gpu.memcpy %host, %dev : {one}, {one}",
+                  f"  gpu.dealloc %dev : {one}", f"  %h = memref.load %host[%c0] : {one}"]
+        if staged != element:
+            lines += [f"  %v = arith.trunci %h : {staged} to {element}", f"  return %v : {element}"]
+        else:
+            lines.append(f"  return %h : {element}")
     else:
-        lines.append(f"  memref.store %value, %host[%c0] : memref<1x{element}>")
-        lines.append(f"  gpu.memcpy %elem, %host : memref<1x{element}, strided<[1], offset: ?>>, memref<1x{element}>")
-        lines.append("  return")
+        if staged != element:
+            lines += [f"  %w = arith.extui %value : {element} to {staged}", f"  memref.store %w, %host[%c0] : {one}"]
+        else:
+            lines.append(f"  memref.store %value, %host[%c0] : {one}")
+        lines += [f"  gpu.memcpy %dev, %host : {one}, {one}", launch, f"    %h = memref.load %dev[%c0] : {one}"]
+        if staged != element:
+            lines += [f"    %e = arith.trunci %h : {staged} to {element}", f"    memref.store %e, %buf[{idx}] : {mtype}"]
+        else:
+            lines.append(f"    memref.store %h, %buf[{idx}] : {mtype}")
+        lines += ["    gpu.terminator", "  }", f"  gpu.dealloc %dev : {one}", "  return"]
     lines.append("}")
     return name, "\n".join(lines)
 
