@@ -164,6 +164,76 @@ def _rewrite_allocations(ops: list[ir.Operation], report: HostReport) -> None:
         report.device_allocations += 1
 
 
+def _free_loop_carried_buffers(fn: ir.Operation, report: HostReport) -> None:
+    """Free the buffers a host ``scf.for`` replaces each iteration.
+
+    The common shape after bufferization: an iter_arg starts as a buffer
+    allocated before the loop and each iteration yields a fresh allocation.
+    The buffer coming in is freed at the end of each iteration (after the
+    kernels that read it, in stream order), the loop's result after the
+    loop, and the initial buffer is no longer freed separately.
+    """
+    loops: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "gpu.launch":
+            return ir.WalkResult.SKIP
+        if op.name == "scf.for":
+            loops.append(op)
+        return ir.WalkResult.ADVANCE
+
+    fn.walk(visit, ir.WalkOrder.POST_ORDER)
+    for loop in loops:
+        body = loop.regions[0].blocks[0]
+        yield_op = _terminator(body)
+        n_control = 3  # lower bound, upper bound, step
+        inits = list(loop.operands)[n_control:]
+        for init, carried, yielded, result in zip(inits, list(body.arguments)[1:], yield_op.operands, loop.results):
+            if not isinstance(init.type, ir.MemRefType):
+                continue
+            init_op = _defining(init)
+            new_op = _defining(yielded)
+            if init_op is None or new_op is None or init_op.name != "gpu.alloc" or new_op.name != "gpu.alloc":
+                continue
+            if new_op.block != body or init_op.block != loop.block:
+                continue
+            frees = [use.owner for use in init.uses if _name(use.owner) == "gpu.dealloc"]
+            others = [use.owner for use in init.uses if _name(use.owner) != "gpu.dealloc"]
+            if any(_as_op(user).block == loop.block and loop.is_before_in_block(_as_op(user)) for user in others):
+                continue  # the initial buffer is still read after the loop
+            if _escapes(carried) or _escapes_except(result, yield_op):
+                continue
+            for free in frees:
+                _as_op(free).erase()
+            with ir.InsertionPoint(yield_op), loop.location:
+                gpu_d.dealloc(None, [], carried)
+            _free_at_end(result, loop.block, report)
+            report.leaked_allocations = max(0, report.leaked_allocations - 1)
+
+
+def _name(owner: object) -> str:
+    return _as_op(owner).name
+
+
+def _as_op(owner: object) -> ir.Operation:
+    return owner if isinstance(owner, ir.Operation) else owner.operation  # type: ignore[attr-defined]
+
+
+def _defining(value: ir.Value) -> ir.Operation | None:
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return None
+    return _as_op(owner)
+
+
+def _escapes_except(value: ir.Value, allowed: ir.Operation) -> bool:
+    for use in value.uses:
+        user = _as_op(use.owner)
+        if user.name in _TERMINATORS and user != allowed:
+            return True
+    return False
+
+
 def _rewrite_globals(ops: list[ir.Operation], report: HostReport) -> None:
     for op in ops:
         if op.name != "memref.get_global":
@@ -319,6 +389,7 @@ def legalize_host(module: ir.Module, outputs: dict[str, int]) -> HostReport:
                         report.serial_kernels += 1
             ops = host_operations(fn)
             _rewrite_allocations(ops, report)
+            _free_loop_carried_buffers(fn, report)
             ops = host_operations(fn)
             _rewrite_globals(ops, report)
             ops = host_operations(fn)

@@ -252,18 +252,45 @@ def _generic_tile_sizes(nest: LoopNest, extents: tuple[int, ...], budget: int, l
     return [0 if s >= e else s for s, e in zip(sizes, extents)]
 
 
+#: rows of an outer reduction processed per pass over the parallel loops
+REDUCTION_BLOCK = 16
+
+
+def _reduction_blocks(nest: LoopNest, extents: tuple[int, ...]) -> tuple[int, ...] | None:
+    """Cache tiles for reductions over outer loops (e.g. column sums).
+
+    With the reduction loop innermost in the register tile, each vector of
+    accumulators walks a whole column of the input: one page per load for
+    long columns.  Blocking the reduction loops first (16 rows, then all
+    column tiles, then the 16 rows inside) keeps the input access sequential.
+    """
+    innermost = nest.rank - 1
+    if not nest.reduction_dims or nest.iterators[innermost] != "parallel":
+        return None
+    sizes = [0] * nest.rank
+    for dim in nest.reduction_dims:
+        block = best_divisor(extents[dim], REDUCTION_BLOCK)
+        if 1 < block < extents[dim]:
+            sizes[dim] = block
+    return tuple(sizes) if any(sizes) else None
+
+
 def _generic_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -> Plan:
     lanes = target.lanes(nest.element_bytes)
     thread_tiles, extents = None, nest.ranges
     if options.threads > 1 and nest.iterations >= options.min_parallel_iterations:
         thread_tiles, extents = _thread_tiles(nest, list(nest.parallel_dims), options.threads)
+    levels: list[TileLevel] = []
+    blocks = _reduction_blocks(nest, extents)
+    if blocks is not None:
+        levels.append(TileLevel(sizes=blocks, extents=tuple(extents)))
+        extents = tuple(b if b else e for b, e in zip(blocks, extents))
     budget = lanes * options.generic_tile_vectors
     sizes = _generic_tile_sizes(nest, extents, budget, lanes)
     order = tuple(nest.parallel_dims + nest.reduction_dims)
-    levels = ()
     if any(sizes):
-        levels = (TileLevel(sizes=tuple(sizes), interchange=order, extents=tuple(extents)),)
-    return Plan(kind="generic", thread_tiles=thread_tiles, levels=levels)
+        levels.append(TileLevel(sizes=tuple(sizes), interchange=order, extents=tuple(extents)))
+    return Plan(kind="generic", thread_tiles=thread_tiles, levels=tuple(levels))
 
 
 def plan_for(nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -> Plan:
