@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 from mlir import ir
+from mlir.dialects import func
 
 import dlvm_mlir
 from dlvm_mlir.ad.synthesis import differentiate
@@ -74,7 +75,7 @@ def check_gradients(
 ) -> DerivativeCheck:
     """Compare a synthesized seedable gradient of ``function`` with central differences."""
     generator = np.random.default_rng(rng)
-    module, primal_type = _parse_with_declaration(source, function, "gradient", wrt, from_, seedable=True)
+    module = _parse_with_declaration(source, function, "gradient", wrt, from_, seedable=True)
     interp = Interpreter(module, dtype=np.float64)
     inputs = [_as_array(a) for a in args]
     wrt_list = list(range(len(inputs))) if wrt is None else list(wrt)
@@ -88,7 +89,8 @@ def check_gradients(
         return float(sum(np.sum(np.asarray(out[r], dtype=np.float64) * seed) for r, seed in zip(results, seed_values)))
 
     numeric = [_numeric_gradient(objective, inputs, i, step) for i in wrt_list]
-    report = DerivativeCheck("gradient", function, wrt_list, [np.asarray(a) for a in analytic[: len(wrt_list)]], numeric)
+    analytic_grads = [np.asarray(a) for a in analytic[: len(wrt_list)]]
+    report = DerivativeCheck("gradient", function, wrt_list, analytic_grads, numeric)
     report.errors = {i: _relative_error(a, n) for i, a, n in zip(wrt_list, report.analytic, numeric)}
     report.module = str(module)
     return report
@@ -105,7 +107,7 @@ def check_tangents(
 ) -> DerivativeCheck:
     """Compare a synthesized JVP of ``function`` along a random direction with central differences."""
     generator = np.random.default_rng(rng)
-    module, _ = _parse_with_declaration(source, function, "tangent", wrt, from_, seedable=False)
+    module = _parse_with_declaration(source, function, "tangent", wrt, from_, seedable=False)
     interp = Interpreter(module, dtype=np.float64)
     inputs = [_as_array(a) for a in args]
     wrt_list = list(range(len(inputs))) if wrt is None else list(wrt)
@@ -135,7 +137,8 @@ def _parse_with_declaration(
     wrt: Sequence[int] | None,
     from_: int | None,
     seedable: bool,
-) -> tuple[ir.Module, ir.FunctionType]:
+) -> ir.Module:
+    """Parse ``source`` in a fresh context, declare the derivative to check, differentiate."""
     text = str(source) if isinstance(source, ir.Module) else source
     context = dlvm_mlir.make_context()
     with context, ir.Location.unknown():
@@ -147,8 +150,6 @@ def _parse_with_declaration(
         )
         primal_type = ir.FunctionType(ir.TypeAttr(primal.attributes["function_type"]).value)
         decl = DerivativeDecl(kind, function, None if wrt is None else tuple(wrt), (), from_, seedable)
-        from mlir.dialects import func
-
         declaration = func.FuncOp(
             _DERIVATIVE, decl.expected_type(primal_type), visibility="private", ip=ir.InsertionPoint(module.body)
         )
@@ -156,7 +157,7 @@ def _parse_with_declaration(
         differentiate(module)
         if not module.operation.verify():
             raise AssertionError(f"the differentiated module does not verify:\n{module}")
-    return module, primal_type
+    return module
 
 
 def _call(interp: Interpreter, name: str, args: list) -> list:

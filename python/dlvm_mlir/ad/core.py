@@ -139,7 +139,8 @@ class ReverseSweep:
                 seed = seeds[k] if self.decl.seedable else vocab.ones(value.type)
                 adjoints.accumulate(value, seed)
             self.reverse_block(primal_entry, scope, adjoints)
-            grads = [adjoints.get_or_zeros(primal_entry.arguments[i], scope[primal_entry.arguments[i]]) for i in self.wrt]
+            args = [primal_entry.arguments[i] for i in self.wrt]
+            grads = [adjoints.get_or_zeros(arg, scope[arg]) for arg in args]
             kept = [scope[returned[k]] for k in self.decl.keeping]
             func.ReturnOp(grads + kept)
 

@@ -75,7 +75,9 @@ def elementwise_binary(name: str, dlhs: BinaryD | None, drhs: BinaryD | None) ->
 
 def linear_tangent(t) -> None:
     """The op applied to the operands' tangents (zeros for inactive float operands)."""
-    operands = [_tangent_or_zeros(t, i) if vocab.is_float(v.type) else t.x(i) for i, v in enumerate(t.operation.operands)]
+    operands = [
+        _tangent_or_zeros(t, i) if vocab.is_float(v.type) else t.x(i) for i, v in enumerate(t.operation.operands)
+    ]
     results = t.reapply(operands)
     for i, result in enumerate(results):
         if vocab.is_float(result.type):

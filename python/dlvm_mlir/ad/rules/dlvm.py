@@ -232,11 +232,8 @@ def _concatenate(r) -> None:
 
 @adjoint("dlvm.slice")
 def _slice(r) -> None:
-    x = r.x(0)
-    r.accumulate(
-        0,
-        vocab.insert_into_zeros(r.g, x.type, attr_ints(r.op, "offsets"), attr_ints(r.op, "sizes"), attr_ints(r.op, "strides")),
-    )
+    offsets, sizes, strides = (attr_ints(r.op, name) for name in ("offsets", "sizes", "strides"))
+    r.accumulate(0, vocab.insert_into_zeros(r.g, r.x(0).type, offsets, sizes, strides))
 
 
 @adjoint("dlvm.reshape")
@@ -294,7 +291,8 @@ def _reduce(r) -> None:
         raise r.fail(f"for reduction kind '{kind}'")
     x, y, g = r.x(0), r.y(0), r.g
     init = r.x(1) if len(r.operation.operands) > 1 else None
-    dx, dinit = adjoint_of_kind(kind, x, y, g, attr_ints(r.op, "dims"), init, r.wants(0), init is not None and r.wants(1))
+    want_init = init is not None and r.wants(1)
+    dx, dinit = adjoint_of_kind(kind, x, y, g, attr_ints(r.op, "dims"), init, r.wants(0), want_init)
     if dx is not None:
         r.accumulate(0, dx)
     if dinit is not None:
@@ -482,7 +480,9 @@ class _ScanJacobian:
             c = vocab.scan("mul", z, self.axis + 1)
             self.matrix = mul(vocab.transpose(c, _swap_last_two(self.rank + 1)), lower)
         else:
-            hits = mul(mask_to_float(cmp("eq", vocab.pad_shape(xm, self.axis), vocab.pad_shape(ym, self.axis + 1)), xm), lower)
+            # [i, j] = [x_j == y_i]
+            equal = cmp("eq", vocab.pad_shape(xm, self.axis), vocab.pad_shape(ym, self.axis + 1))
+            hits = mul(mask_to_float(equal, xm), lower)
             count = vocab.reduce_sum(hits, [self.axis + 1])
             self.matrix = div(hits, vocab.pad_shape(count, self.axis + 1))
 
@@ -648,10 +648,9 @@ def _window_weights(win: _Windows, x: ir.Value, y: ir.Value, accessor) -> list[t
     padded = win.pad(x, _WINDOW_FILL[win.kind])
     values = [win.at(padded, offset) for offset in win.offsets]
     if win.kind == "mul":
-        return [
-            (offset, vocab.mul_all([v for j, v in enumerate(values) if j != i]) if len(values) > 1 else vocab.ones(y.type))
-            for i, offset in enumerate(win.offsets)
-        ]
+        if len(values) == 1:
+            return [(win.offsets[0], vocab.ones(y.type))]
+        return [(offset, vocab.mul_all(values[:i] + values[i + 1 :])) for i, offset in enumerate(win.offsets)]
     hits = [mask_to_float(cmp("eq", v, y), y) for v in values]
     count = vocab.add_all(hits)
     share = reciprocal(count)

@@ -202,7 +202,7 @@ def _for_adjoint(r) -> None:
     carried = list(body.arguments)[1:]
     yielded = list(terminator(body).operands)
     record: _ForTape = r.scope.recorded(op)
-    active = [i for i in range(len(carried)) if activity.active(carried[i]) or activity.active(op.results[i])]
+    active = _active_pairs(activity, carried, op.results)
     free = sweep.active_free_values(op)
     inits = [_grad_or_zeros(r.adjoints, op.results[i], r.y(i)) for i in active] + _free_accumulators(r, free)
     loop = scf.ForOp(vocab.index(0), record.count, vocab.index(1), inits)
@@ -327,7 +327,7 @@ def _while_adjoint(r) -> None:
         state_seeds = [(nexts[i], iterates[k]) for k, i in enumerate(active)]
         accumulators = iterates[len(active) :]
         tail_adjoints = _reverse_recomputed(sweep, after, tail, state_seeds, free, accumulators)
-        forwarded_seeds = [(value, tail_adjoints.get(arg)) for value, arg in zip(forwarded, after.arguments, strict=True)]
+        forwarded_seeds = [(v, tail_adjoints.get(arg)) for v, arg in zip(forwarded, after.arguments, strict=True)]
         accumulators = [tail_adjoints.get(v) for v in free]
         head_adjoints = _reverse_recomputed(sweep, before, head, forwarded_seeds, free, accumulators)
         state_adjoints = [
@@ -399,13 +399,24 @@ def _new_switch(op: ir.Operation, selector: ir.Value, types: list[ir.Type]) -> i
 # --------------------------------------------------------------------------
 
 
+def _tangents_or_zeros(tangents: Scope, inner: Scope, values: list[ir.Value]) -> list[ir.Value]:
+    """Tangents of primal ``values`` (zeros where a value has none)."""
+    found = [tangents.get(v) for v in values]
+    return [d if d is not None else vocab.zeros_like(inner[v]) for d, v in zip(found, values, strict=True)]
+
+
+def _active_pairs(activity, arguments, results) -> list[int]:
+    """Indices i where the region argument or the op result i is active."""
+    return [i for i, (a, r) in enumerate(zip(arguments, results)) if activity.active(a) or activity.active(r)]
+
+
 @tangent("scf.for", emits_primal=True)
 def _for_tangent(t) -> None:
     op, sweep = t.operation, t.sweep
     body = op.regions[0].blocks[0]
     carried = list(body.arguments)[1:]
     yielded = list(terminator(body).operands)
-    active = [i for i in range(len(carried)) if sweep.activity.active(carried[i]) or sweep.activity.active(op.results[i])]
+    active = _active_pairs(sweep.activity, carried, op.results)
     inits = [t.x(3 + i) for i in range(len(carried))]
     loop = scf.ForOp(t.x(0), t.x(1), t.x(2), inits + [t.dx_or_zeros(3 + i) for i in active])
     n = len(carried)
@@ -417,8 +428,7 @@ def _for_tangent(t) -> None:
         for k, i in enumerate(active):
             tangents.bind(carried[i], iterates[n + k])
         sweep.emit_block(body, inner, tangents)
-        out = [tangents.get(yielded[i]) for i in active]
-        out = [v if v is not None else vocab.zeros_like(inner[yielded[i]]) for v, i in zip(out, active, strict=True)]
+        out = _tangents_or_zeros(tangents, inner, [yielded[i] for i in active])
         scf.YieldOp([inner[v] for v in yielded] + out)
     results = list(loop.results)
     t.bind_results(results[:n])
@@ -432,7 +442,7 @@ def _while_tangent(t) -> None:
     before, after, condition, forwarded, nexts = _while_parts(op)
     states = list(before.arguments)
     active_states = [i for i, a in enumerate(states) if sweep.activity.active(a)]
-    active_results = [j for j, a in enumerate(after.arguments) if sweep.activity.active(a) or sweep.activity.active(op.results[j])]
+    active_results = _active_pairs(sweep.activity, after.arguments, op.results)
     inits = [t.x(i) for i in range(len(states))] + [t.dx_or_zeros(i) for i in active_states]
     state_types = [a.type for a in states] + [states[i].type for i in active_states]
     result_types = [r.type for r in op.results] + [op.results[j].type for j in active_results]
@@ -446,8 +456,7 @@ def _while_tangent(t) -> None:
         for k, i in enumerate(active_states):
             tangents.bind(states[i], args[m + k])
         sweep.emit_block(before, inner, tangents)
-        out = [tangents.get(forwarded[j]) for j in active_results]
-        out = [v if v is not None else vocab.zeros_like(inner[forwarded[j]]) for v, j in zip(out, active_results, strict=True)]
+        out = _tangents_or_zeros(tangents, inner, [forwarded[j] for j in active_results])
         scf.ConditionOp(inner[condition.operands[0]], [inner[v] for v in forwarded] + out)
     with ir.InsertionPoint(tail_block):
         inner, tangents = t.nested()
@@ -456,8 +465,7 @@ def _while_tangent(t) -> None:
         for k, j in enumerate(active_results):
             tangents.bind(after.arguments[j], args[p + k])
         sweep.emit_block(after, inner, tangents)
-        out = [tangents.get(nexts[i]) for i in active_states]
-        out = [v if v is not None else vocab.zeros_like(inner[nexts[i]]) for v, i in zip(out, active_states, strict=True)]
+        out = _tangents_or_zeros(tangents, inner, [nexts[i] for i in active_states])
         scf.YieldOp([inner[v] for v in nexts] + out)
     results = list(loop.results)
     t.bind_results(results[:p])
@@ -478,8 +486,7 @@ def _branch_tangent(t, make_branch) -> None:
         with ir.InsertionPoint(new_region.blocks[0]):
             inner, tangents = t.nested()
             sweep.emit_block(block, inner, tangents)
-            out = [tangents.get(yielded[i]) for i in active]
-            out = [v if v is not None else vocab.zeros_like(inner[yielded[i]]) for v, i in zip(out, active, strict=True)]
+            out = _tangents_or_zeros(tangents, inner, [yielded[i] for i in active])
             scf.YieldOp([inner[v] for v in yielded] + out)
     results = list(branch.results)
     t.bind_results(results[: len(types)])
