@@ -33,17 +33,19 @@ func.func @layer(%x: tensor<64x128xf32>, %w: tensor<128x96xf32>) -> tensor<64x96
   return %y : tensor<64x96xf32>
 }
 
-// A scalar read on the host (a loop bound, a returned f32) goes through a one-element
-// host buffer and a gpu.memcpy of that element, in a helper that is not inlined (its
-// stack slot is released on return, also in loops).
+// A scalar read on the host (a loop bound, a returned f32) goes through a one-thread
+// kernel copying the element into a one-element device buffer and a gpu.memcpy to a
+// one-element host buffer, in a helper that is not inlined (its stack slot is released
+// on return, also in loops).
 // CHECK-LABEL: func.func @scalar
 // CHECK: gpu.launch_func
 // CHECK: %[[V:.*]] = call @__dlvm_host_load_{{.*}}(%{{.*}}, %c3) : (memref<16xf32>, index) -> f32
 // CHECK: call @__dlvm_host_store_{{.*}}(%[[V]], %{{.*}}) : (f32, memref<f32>) -> ()
 // CHECK: func.func private @__dlvm_host_load_{{.*}}(%{{.*}}: memref<16xf32>, %{{.*}}: index) -> f32 attributes {no_inline}
-// CHECK: memref.reinterpret_cast
+// CHECK: %[[DEV:.*]] = gpu.alloc () : memref<1xf32>
 // CHECK: %[[HOST:.*]] = memref.alloca() : memref<1xf32>
-// CHECK: gpu.memcpy %[[HOST]]
+// CHECK: gpu.launch_func @dlvm_kernels::@__dlvm_host_load_{{.*}}_kernel blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
+// CHECK: gpu.memcpy %[[HOST]], %[[DEV]]
 // CHECK: memref.load %[[HOST]]
 func.func @scalar(%x: tensor<16xf32>) -> f32 {
   %c3 = arith.constant 3 : index

@@ -9,6 +9,7 @@ run, one ptxas run) to keep the file fast.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -534,3 +535,94 @@ def test_gpu_loop_and_scalar_result() -> None:
     exe = dlvm_mlir.compile(OPS["extract"], target="cuda")
     x = _rand(16)
     np.testing.assert_allclose(exe["t_extract"](x), np.exp(x[3]), rtol=1e-6)
+
+
+# --------------------------------------------------------------------------
+# the host side, run against a fake CUDA driver (no GPU needed)
+# --------------------------------------------------------------------------
+
+FAKE_DRIVER = Path(__file__).with_name("fake_libcuda.c")
+CC = shutil.which("cc") or shutil.which("gcc")
+
+FAKE_PROGRAM = """
+import numpy as np, dlvm_mlir
+from dlvm_mlir.backend.gpu import cuda_status
+assert cuda_status().available
+exe = dlvm_mlir.compile(open({source!r}).read(), target="cuda")
+x = np.ones((64, 128), np.float32)
+w = np.ones((128, 96), np.float32)
+y = exe["layer"](x, w)
+assert y.shape == (64, 96) and y.dtype == np.float32
+s = exe["scalar"](np.ones(16, np.float32))
+assert s.shape == ()
+t = exe["loop"](np.ones(16, np.float32), 3)
+assert t.shape == (16,)
+mlp = dlvm_mlir.compile(open({mlp!r}).read(), target="cuda")
+shapes = [(32, 784), (784, 128), (1, 128), (128, 10), (1, 10), (32, 10)]
+grads = mlp["loss_grad"](*[np.zeros(s, np.float32) for s in shapes])
+assert [g.shape for g in grads] == [(784, 128), (1, 128), (128, 10), (1, 10), ()]
+print("ok")
+"""
+
+FAKE_SOURCE = """
+func.func @layer(%x: tensor<64x128xf32>, %w: tensor<128x96xf32>) -> tensor<64x96xf32> {
+  %h = dlvm.dot %x, %w : tensor<64x128xf32>, tensor<128x96xf32>
+  %y = dlvm.tanh %h : tensor<64x96xf32>
+  return %y : tensor<64x96xf32>
+}
+func.func @scalar(%x: tensor<16xf32>) -> f32 {
+  %c3 = arith.constant 3 : index
+  %y = dlvm.exp %x : tensor<16xf32>
+  %r = tensor.extract %y[%c3] : tensor<16xf32>
+  return %r : f32
+}
+func.func @loop(%a0: tensor<16xf32>, %n: index) -> tensor<16xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%x = %a0) -> (tensor<16xf32>) {
+    %y = dlvm.tanh %x : tensor<16xf32>
+    scf.yield %y : tensor<16xf32>
+  }
+  return %r : tensor<16xf32>
+}
+"""
+
+
+@pytest.mark.skipif(CUDA.available, reason="a real GPU is present")
+@pytest.mark.skipif(CC is None, reason="no C compiler to build the fake driver")
+def test_host_code_against_a_fake_driver(tmp_path: Path) -> None:
+    """JIT with libmlir_cuda_runtime.so, module loading, copies, launches and frees.
+
+    The fake libcuda.so.1 keeps "device" memory on the host and does not run
+    kernels, so only the host side is checked: the calls and their sizes.
+    """
+    lib = tmp_path / "libcuda.so.1"
+    subprocess.run([CC, "-shared", "-fPIC", "-O1", "-o", str(lib), str(FAKE_DRIVER)], check=True)
+    source = tmp_path / "prog.mlir"
+    source.write_text(FAKE_SOURCE)
+    log = tmp_path / "calls.log"
+    env = dict(os.environ, LD_LIBRARY_PATH=str(tmp_path), DLVM_FAKE_CUDA_LOG=str(log))
+    program = FAKE_PROGRAM.format(source=str(source), mlp=str(ROOT / "examples" / "mlp.mlir"))
+    result = subprocess.run([sys.executable, "-c", program],
+                            capture_output=True, text=True, env=env, check=False)
+    assert result.returncode == 0 and "ok" in result.stdout, result.stderr[-3000:]
+    calls = [line.split() for line in log.read_text().splitlines()]
+    kinds = [c[0] for c in calls]
+    assert kinds.count("module_load") == 2  # one gpu.module per program (two programs)
+    launches = [c for c in calls if c[0] == "launch"]
+    layer = [c for c in launches if c[1].startswith("layer_kernel")]
+    assert len(layer) == 3  # C = 0, the matmul, tanh
+    matmul = [c for c in layer if c[5:8] == ["256", "1", "1"]]
+    assert len(matmul) == 1
+    assert all(int(c[5]) * int(c[6]) * int(c[7]) > 1 for c in layer)
+    loop = [c for c in launches if c[1].startswith("loop_kernel")]
+    assert len(loop) == 5  # copy in, tanh in each of the 3 iterations, copy out
+    copies = [int(c[1]) for c in calls if c[0] == "memcpy"]
+    # layer: x and w in, y out; scalar: x in, the element read on the host, the element
+    # written on the host, the rank-0 result out; loop: x in, result out
+    assert copies[:9] == [64 * 128 * 4, 128 * 96 * 4, 64 * 96 * 4, 16 * 4, 4, 4, 4, 16 * 4, 16 * 4]
+    mlp_in = [32 * 784, 784 * 128, 128, 128 * 10, 10, 32 * 10]
+    mlp_out = [784 * 128, 128, 128 * 10, 10, 1]
+    assert copies[9:] == [4 * n for n in mlp_in + mlp_out]
+    assert kinds.count("alloc") == kinds.count("free")
+    assert kinds.count("stream_create") == kinds.count("stream_destroy")
