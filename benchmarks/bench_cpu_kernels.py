@@ -8,8 +8,9 @@
 Matmul: GFLOP/s (2*M*N*K / time) of a zero-filled ``linalg.matmul`` against
 ``a @ b`` (OpenBLAS).  Elementwise: GB/s of ``tanh(a*b+c)*d`` over 16M f32
 (5 arrays moved) against numpy's expression and an in-place numpy variant.
-Timings are medians over ``--repeats`` runs; the two sides are measured in
-alternating rounds so that machine noise hits both alike.
+Timings are medians over ``--repeats`` runs per side, taken in alternating
+blocks (three rounds) so that machine noise hits both alike; the load
+average is printed because other processes on the machine skew everything.
 """
 
 from __future__ import annotations
@@ -92,13 +93,20 @@ def timed(fn, *args) -> float:
     return time.perf_counter() - start
 
 
-def alternate(first, second, repeats: int) -> tuple[float, float]:
-    """Median times of two callables measured in alternating rounds."""
+def alternate(first, second, repeats: int, rounds: int = 3) -> tuple[float, float]:
+    """Median times of two callables, measured in alternating blocks.
+
+    Blocks rather than single calls, with a pause in between: OpenBLAS
+    worker threads keep spinning for a while after a call and would steal the
+    cores from the other side.
+    """
     first(), second()  # warm-up
     a, b = [], []
-    for _ in range(repeats):
-        a.append(timed(first))
-        b.append(timed(second))
+    per_round = max(1, repeats // rounds)
+    for _ in range(rounds):
+        for fn, times in ((first, a), (second, b)):
+            time.sleep(0.2)
+            times.extend(timed(fn) for _ in range(per_round))
     return float(np.median(a)), float(np.median(b))
 
 
@@ -180,7 +188,11 @@ def write_png(rows: list[Row], path: Path) -> None:
 def main() -> None:
     repeats = 5 if ARGS.quick else ARGS.repeats
     elements = (1 << 22) if ARGS.quick else ARGS.elements
-    print(f"threads={ARGS.threads} repeats={repeats} OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(
+        f"threads={ARGS.threads} repeats={repeats} "
+        f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']} load average={load:.2f}"
+    )
     rows = [bench_matmul(m, n, k, ARGS.threads, repeats) for m, k, n in ((128, 784, 512), (512, 512, 512), (1024, 1024, 1024))]
     rows += bench_chain(elements, ARGS.threads, repeats)
     print_table(rows)

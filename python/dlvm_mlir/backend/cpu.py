@@ -347,6 +347,9 @@ def stage_bufferize(module: ir.Module, options: CpuOptions) -> None:
         "one-shot-bufferize{bufferize-function-boundaries "
         "function-boundary-type-conversion=identity-layout-map "
         "unknown-type-conversion=identity-layout-map allow-return-allocs-from-loops},"
+        # fold loop results back to their buffers first, so that a returned
+        # allocation is recognised and becomes the caller's out-parameter
+        "canonicalize,cse,"
         "buffer-results-to-out-params{hoist-static-allocs modify-public-functions},"
         "canonicalize,cse",
     )
