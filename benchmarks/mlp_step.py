@@ -37,6 +37,7 @@ import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
+from typing import Any  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -62,7 +63,8 @@ def make_problem(batch: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, lis
 # -- dlvm (NNKit) ---------------------------------------------------------------
 
 
-def dlvm_step() -> Callable[..., tuple[np.ndarray, ...]]:
+def dlvm_functions() -> tuple[Any, Any, Any]:
+    """The staged loss, its gradient (declaration) and the SGD step that applies it."""
     import dlvm_mlir.nnkit as dl
 
     @dl.function
@@ -80,7 +82,11 @@ def dlvm_step() -> Callable[..., tuple[np.ndarray, ...]]:
         *g, value = grads(x, y, *params)
         return (*(p - LR * d for p, d in zip(params, g)), value)
 
-    return sgd_step
+    return loss, grads, sgd_step
+
+
+def dlvm_step() -> Any:
+    return dlvm_functions()[2]
 
 
 def compile_only(batch: int) -> None:
