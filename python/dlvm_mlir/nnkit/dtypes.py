@@ -91,6 +91,8 @@ def dtype_of(value: Any) -> DType:
     """
     if isinstance(value, DType):
         return value
+    if isinstance(value, np.dtype) and value in _BY_NUMPY:
+        return _BY_NUMPY[value]
     if isinstance(value, str) and value in _BY_NAME:
         return _BY_NAME[value]
     if value is bool:

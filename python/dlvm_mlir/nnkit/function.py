@@ -58,6 +58,7 @@ class Specialization:
         self.compile_seconds: float | None = None
         self._differentiated: ir.Module | None = None
         self._executable: Executable | None = None
+        self._run: Callable[..., Any] | None = None
 
     @property
     def results(self) -> tuple[Spec, ...]:
@@ -100,7 +101,9 @@ class Specialization:
 
     def __call__(self, *arrays: np.ndarray) -> Any:
         """Run on arrays of exactly the Specs of this specialization."""
-        return self._shaped(self.executable[self.entry.symbol](*arrays))
+        if self._run is None:
+            self._run = self.executable[self.entry.symbol]
+        return self._shaped(self._run(*arrays))
 
     def interpret(self, *arrays: np.ndarray, dtype: Any = None) -> Any:
         """Run with the numpy reference interpreter (after AD; no compilation).
@@ -148,15 +151,13 @@ class StagedFunction(ABC):
         """Staged application while tracing; otherwise specialize, compile (once) and run."""
         if current_trace() is not None:
             return self.apply(*args)
-        arrays = self._arguments(args)
-        specialization = self._specialization(tuple(Spec.of_array(a) for a in arrays))
-        return specialization(*arrays)
+        arrays, specs = self._arguments(args)
+        return self._specialization(specs)(*arrays)
 
     def interpret(self, *args: Any, dtype: Any = None) -> Any:
         """Like calling, but run by the numpy reference interpreter (``dtype=np.float64``: in float64)."""
-        arrays = self._arguments(args)
-        specialization = self._specialization(tuple(Spec.of_array(a) for a in arrays))
-        return specialization.interpret(*arrays, dtype=dtype)
+        arrays, specs = self._arguments(args)
+        return self._specialization(specs).interpret(*arrays, dtype=dtype)
 
     def apply(self, *args: Any) -> Any:
         """Staged application: a ``func.call`` of this function specialized to the arguments' Specs."""
@@ -176,14 +177,16 @@ class StagedFunction(ABC):
         results = [Tensor(r, trace.scope) for r in call.results]
         return results[0] if emitted.single else tuple(results)
 
-    def _arguments(self, args: Sequence[Any]) -> list[np.ndarray]:
+    def _arguments(self, args: Sequence[Any]) -> tuple[list[np.ndarray], tuple[Spec, ...]]:
+        """Arrays to pass and their Specs (the specialization key)."""
         annotations = self.annotations()
         if annotations is not None and len(args) != len(annotations):
             raise ArityError(f"'{self.name}' takes {len(annotations)} arguments, got {len(args)}")
-        return [
+        pairs = [
             to_argument(arg, annotations[i] if annotations else None, f"argument {i} of '{self.name}'")
             for i, arg in enumerate(args)
         ]
+        return [array for array, _ in pairs], tuple(spec for _, spec in pairs)
 
     def _specialization(self, args: tuple[Spec, ...]) -> Specialization:
         found = self._cache.get(args)
@@ -238,7 +241,7 @@ def _example_spec(example: Any, annotation: TensorAnnotation | None, what: str) 
     if isinstance(example, tuple) and all(isinstance(d, int) for d in example):
         dtype = annotation.dtype if annotation is not None and annotation.dtype is not None else None
         return spec(example) if dtype is None else spec(example, dtype)
-    return Spec.of_array(to_argument(example, annotation, what))
+    return to_argument(example, annotation, what)[1]
 
 
 class Function(StagedFunction):

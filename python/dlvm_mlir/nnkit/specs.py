@@ -39,10 +39,6 @@ class Spec:
         tensor = ir.RankedTensorType(value_type)
         return Spec(tuple(tensor.shape), from_mlir(tensor.element_type))
 
-    @staticmethod
-    def of_array(array: np.ndarray) -> Spec:
-        return Spec(tuple(array.shape), dtype_of(array.dtype))
-
     def __str__(self) -> str:
         return f"{self.dtype}[{', '.join(map(str, self.shape))}]"
 
@@ -111,36 +107,33 @@ class TensorAnnotation:
 
 def _contiguous(array: np.ndarray) -> np.ndarray:
     """C-contiguous, keeping rank 0 (``np.ascontiguousarray`` makes it rank 1)."""
-    return np.require(array, requirements="C")
+    return array if array.flags.c_contiguous else np.require(array, requirements="C")
 
 
-def to_argument(value: Any, annotation: TensorAnnotation | None, what: str) -> np.ndarray:
-    """A call argument as a C-contiguous array of a supported dtype.
+def to_argument(value: Any, annotation: TensorAnnotation | None, what: str) -> tuple[np.ndarray, Spec]:
+    """A call argument as a C-contiguous array of a supported dtype, and its Spec.
 
     numpy arrays keep their dtype (a mismatch with the annotation is the
     user's error); Python scalars and lists take the annotated dtype, else
     bool -> i1, int -> i32, float -> f32.
     """
     want = annotation.dtype if annotation is not None else None
-    if isinstance(value, np.ndarray) or isinstance(value, np.generic):
+    if isinstance(value, (np.ndarray, np.generic)):
         array = np.asarray(value)
         try:
-            dtype_of(array.dtype)
+            dtype = dtype_of(array.dtype)
         except TypeError:
             raise DTypeError(f"{what} has unsupported element type {array.dtype}") from None
-        if want is not None and want.numpy is not None and array.dtype != want.numpy:
+        if want is not None and want.numpy is not None and dtype != want:
             raise DTypeError(
-                f"{what} has element type {dtype_of(array.dtype)}, expected {want} "
-                f"(convert it with .astype(np.{want.numpy.name}))"
+                f"{what} has element type {dtype}, expected {want} (convert it with .astype(np.{want.numpy.name}))"
             )
-        return _contiguous(array)
+        return _contiguous(array), Spec(array.shape, dtype)
     try:
         array = np.asarray(value)
     except (TypeError, ValueError):
         raise DTypeError(f"{what} is a {type(value).__name__}, expected an array or a number") from None
     if array.dtype.kind not in "biuf":
         raise DTypeError(f"{what} is a {type(value).__name__}, expected an array or a number")
-    if want is not None and want.numpy is not None:
-        return _contiguous(array.astype(want.numpy))
-    default = {"b": i1, "i": i32, "u": i32, "f": f32}[array.dtype.kind]
-    return _contiguous(array.astype(default.numpy))
+    dtype = want if want is not None and want.numpy is not None else {"b": i1, "i": i32, "u": i32, "f": f32}[array.dtype.kind]
+    return _contiguous(array.astype(dtype.numpy)), Spec(array.shape, dtype)
