@@ -494,20 +494,16 @@ class _ScanJacobian:
 
 
 def _constant(array: np.ndarray, elt: ir.Type) -> ir.Value:
-    """A dense dlvm.constant from a numpy array (float or i1 element type)."""
+    """A dense dlvm.constant from a small numpy array (float or i1 element type)."""
     t = vocab.tensor_type(array.shape, elt)
     if isinstance(elt, ir.IntegerType):
         attr = ir.DenseElementsAttr.get(array.astype(np.bool_))
+    elif isinstance(elt, ir.BF16Type):  # numpy has no bfloat16
+        attr = ir.DenseElementsAttr.get([ir.FloatAttr.get(elt, float(v)) for v in array.ravel()], type=t)
     else:
-        attr = ir.DenseElementsAttr.get(array.astype(_numpy_dtype(elt)), type=t)
+        dtype = {16: np.float16, 32: np.float32, 64: np.float64}[ir.FloatType(elt).width]
+        attr = ir.DenseElementsAttr.get(array.astype(dtype), type=t)
     return dlvm.ConstantOp(attr).result
-
-
-def _numpy_dtype(elt: ir.Type):
-    width = ir.FloatType(elt).width
-    if isinstance(elt, ir.BF16Type):
-        return np.float32
-    return {16: np.float16, 32: np.float32, 64: np.float64}[width]
 
 
 # --------------------------------------------------------------------------
@@ -600,18 +596,26 @@ class _Windows:
         ]
         return vocab.add_all(parts)
 
-    def counts(self) -> np.ndarray:
-        """How many in-bounds elements each window covers (the divisor of 'mean')."""
-        per_dim = []
-        for d in range(len(self.input)):
+    def divide_by_counts(self, g: ir.Value) -> ir.Value:
+        """``g`` over the number of in-bounds elements of each window (the divisor of 'mean').
+
+        The count is a product of per-dimension factors, applied as small
+        constants that broadcast (rank-0 where a factor is uniform).
+        """
+        rank = len(self.input)
+        for d in range(rank):
             starts = np.arange(self.output[d]) * self.strides[d] - self.low[d]
             lo = np.clip(starts, 0, self.input[d])
             hi = np.clip(starts + self.window[d], 0, self.input[d])
-            per_dim.append((hi - lo).astype(np.float64))
-        total = per_dim[0] if per_dim else np.ones(())
-        for extra in per_dim[1:]:
-            total = np.multiply.outer(total, extra)
-        return total
+            counts = (hi - lo).astype(np.float64)
+            if np.all(counts == counts[0]):
+                if counts[0] != 1:
+                    g = div(g, float(counts[0]))
+                continue
+            shape = [1] * rank
+            shape[d] = self.output[d]
+            g = div(g, _constant(counts.reshape(shape), self.elt))
+        return g
 
 
 _WINDOW_FILL = {"max": -math.inf, "min": math.inf, "mul": 1.0}
@@ -623,7 +627,7 @@ def _reduce_window(r) -> None:
     g = r.g
     if win.kind in ("add", "mean"):
         if win.kind == "mean":
-            g = div(g, _constant(win.counts(), win.elt))
+            g = win.divide_by_counts(g)
         r.accumulate(0, win.unpad(win.scatter((offset, g) for offset in win.offsets)))
         return
     weights = _window_weights(win, r.x(0), r.y(0), r)
