@@ -164,3 +164,32 @@ def test_forward_and_reverse_mode_give_the_same_jacobian() -> None:
         dx, dw = run.run("vjp", x, w, seed.reshape(2, 2))
         by_rows[i] = np.concatenate([dx.ravel(), dw.ravel()])
     np.testing.assert_allclose(by_columns, by_rows, rtol=1e-12, atol=1e-14)
+
+
+MIXED = """
+func.func @f(%x: tensor<3xf64>) -> tensor<3xf64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %r = scf.for %i = %c0 to %c2 step %c1 iter_args(%a = %x) -> (tensor<3xf64>) {
+    %t = dlvm.tanh %a : tensor<3xf64>
+    %m = dlvm.mul %t, %x : tensor<3xf64>, tensor<3xf64>
+    scf.yield %m : tensor<3xf64>
+  }
+  return %r : tensor<3xf64>
+}
+func.func private @jf(tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
+    attributes {dlvm.tangent = #dlvm.tangent<of @f>}
+func.func private @gf(tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
+    attributes {dlvm.gradient = #dlvm.gradient<of @f seedable>}
+"""
+
+
+def test_every_mode_combination_through_a_loop() -> None:
+    """forward over forward, reverse over forward, forward over reverse, reverse over reverse."""
+    rng = np.random.default_rng(6)
+    x, v = rng.standard_normal(3), rng.standard_normal(3)
+    check_tangents(MIXED, "jf", x, v).assert_close(1e-7)
+    check_gradients(MIXED, "jf", x, v).assert_close(1e-7)
+    check_tangents(MIXED, "gf", x, v).assert_close(1e-7)
+    check_gradients(MIXED, "gf", x, v).assert_close(1e-7)
