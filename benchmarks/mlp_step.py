@@ -10,7 +10,8 @@ framework runs the same step on the same data and parameters:
 - PyTorch: eager, ``loss.backward()`` + in-place update, 2 threads;
 - numpy: hand-written backward (OpenBLAS, 2 threads).
 
-Reports the median milliseconds per step over repeats, ratios to the fastest
+Reports the median milliseconds per step over repeats (the frameworks take
+turns, so a change in machine load hits all alike), ratios to the fastest
 peer, and dlvm's compile time (cold: empty disk cache; warm: from the disk
 cache; each in a fresh process). Writes benchmarks/out/mlp_step.png and
 benchmarks/out/mlp_step.json.
@@ -188,24 +189,34 @@ def torch_step() -> Callable[..., tuple]:
 # -- timing -----------------------------------------------------------------------
 
 
-def median_ms(fn: Callable[[], object], repeats: int, warmup: int = 5) -> float:
-    for _ in range(warmup):
-        fn()
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
-    return 1000 * statistics.median(samples)
+def interleaved_ms(runners: dict[str, tuple[Callable[[], object], int]], repeats: int, warmup: int = 5) -> dict[str, list[float]]:
+    """Milliseconds per call of each runner, round-robin (one call of each per repeat, rotating order).
+
+    Interleaving spreads any change in machine load over every framework alike.
+    Each runner comes with the BLAS thread count to use while it runs.
+    """
+    names = list(runners)
+    for name in names:
+        fn, blas = runners[name]
+        with threadpool_limits(limits=blas, user_api="blas"):
+            for _ in range(warmup):
+                fn()
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for repeat in range(repeats):
+        for name in names[repeat % len(names) :] + names[: repeat % len(names)]:
+            fn, blas = runners[name]
+            with threadpool_limits(limits=blas, user_api="blas"):
+                start = time.perf_counter()
+                fn()
+                samples[name].append(1000 * (time.perf_counter() - start))
+    return samples
 
 
 def bench_batch(batch: int, repeats: int, skip: set[str]) -> dict[str, float]:
     x, y, params = make_problem(batch)
     results: dict[str, float] = {}
     reference = numpy_step(x, y, *params)
-
-    with threadpool_limits(limits=THREADS, user_api="blas"):
-        results["numpy"] = median_ms(lambda: numpy_step(x, y, *params), repeats)
+    runners: dict[str, tuple[Callable[[], object], int]] = {}
 
     with threadpool_limits(limits=1, user_api="blas"):
         step = dlvm_step()
@@ -216,7 +227,7 @@ def bench_batch(batch: int, repeats: int, skip: set[str]) -> dict[str, float]:
         out = step(x, y, *params)
         for got, want in zip(out, reference):
             np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-5)
-        results["dlvm"] = median_ms(lambda: step(x, y, *params), repeats)
+        runners["dlvm"] = (lambda: step(x, y, *params), 1)
 
         if "jax" not in skip:
             import jax
@@ -226,7 +237,7 @@ def bench_batch(batch: int, repeats: int, skip: set[str]) -> dict[str, float]:
             start = time.perf_counter()
             run(jx, jy, *jp)
             results["jax_compile_s"] = time.perf_counter() - start
-            results["jax"] = median_ms(lambda: run(jx, jy, *jp), repeats)
+            runners["jax"] = (lambda: run(jx, jy, *jp), 1)
 
         if "torch" not in skip:
             import torch
@@ -234,7 +245,12 @@ def bench_batch(batch: int, repeats: int, skip: set[str]) -> dict[str, float]:
             run_t = torch_step()
             tx, ty = torch.from_numpy(x), torch.from_numpy(y)
             tp = [torch.from_numpy(p.copy()) for p in params]
-            results["torch"] = median_ms(lambda: run_t(tx, ty, *tp), repeats)
+            runners["torch"] = (lambda: run_t(tx, ty, *tp), 1)
+
+    runners["numpy"] = (lambda: numpy_step(x, y, *params), THREADS)
+    for name, samples in interleaved_ms(runners, repeats).items():
+        results[name] = statistics.median(samples)
+        results[f"{name}_min"] = min(samples)
     return results
 
 
@@ -281,7 +297,8 @@ def main() -> int:
                 table[batch][f"dlvm_compile_{kind}_s"] = seconds
 
     header = f"{'batch':>5} " + " ".join(f"{f:>8}" for f in frameworks) + "   dlvm / best peer   dlvm compile cold / warm"
-    print(f"median ms per training step ({args.repeats} repeats, {THREADS} threads)")
+    load = os.getloadavg()[0]
+    print(f"median ms per training step ({args.repeats} interleaved repeats, {THREADS} threads, load average {load:.1f})")
     print(header)
     for batch, row in table.items():
         peers = [row[f] for f in ("jax", "torch") if f in row]
@@ -294,6 +311,9 @@ def main() -> int:
             f"{batch:>5} " + " ".join(f"{row[f]:8.2f}" for f in frameworks)
             + f"   {row['dlvm'] / best:16.2f}x   {compile_text}"
         )
+    print("fastest call (ms): " + "; ".join(
+        f"batch {b}: " + ", ".join(f"{f} {row[f + '_min']:.2f}" for f in frameworks) for b, row in table.items()
+    ))
     for batch, row in table.items():
         if "jax_compile_s" in row:
             print(f"batch {batch}: JAX jit compile {row['jax_compile_s']:.2f} s; "
