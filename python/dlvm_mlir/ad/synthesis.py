@@ -142,7 +142,12 @@ class Synthesizer:
         copy = fn.clone(ip=ir.InsertionPoint(scratch.body))
         pm = PassManager.parse(_LIFT_PIPELINE, fn.context)
         pm.enable_verifier(False)
-        pm.run(scratch.operation)
+        try:
+            pm.run(scratch.operation)
+        except ir.MLIRError as err:
+            raise DifferentiationError(
+                f"cannot differentiate @{_name(fn)}: turning its control flow into scf failed: {err}", fn
+            ) from None
         if not _is_structured(copy):
             raise DifferentiationError(
                 f"cannot differentiate @{_name(fn)}: its control flow could not be turned into scf loops and branches",
