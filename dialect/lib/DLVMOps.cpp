@@ -196,6 +196,27 @@ foldBinaryInt(Attribute lhs, Attribute rhs, Type resultType,
   return foldBroadcastBinary<APInt, APInt>(lhs, rhs, type, fn);
 }
 
+using IntFn = llvm::function_ref<std::optional<APInt>(const APInt &, const APInt &)>;
+
+/// Folds a binary op on constant operands: `floatFn` for float elements,
+/// `intFn` (may be null) for integer elements.
+static OpFoldResult foldBinary(Attribute lhs, Attribute rhs, Type resultType,
+                               llvm::function_ref<double(double, double)> floatFn,
+                               IntFn intFn) {
+  if (Attribute r = foldBinaryFloat(lhs, rhs, resultType, floatFn))
+    return r;
+  if (!intFn)
+    return {};
+  return foldBinaryInt(lhs, rhs, resultType, intFn);
+}
+
+/// Signed division truncating toward zero; no fold for x / 0 and MIN / -1.
+static std::optional<APInt> truncatingDiv(const APInt &x, const APInt &y) {
+  if (y.isZero() || (x.isMinSignedValue() && y.isAllOnes()))
+    return std::nullopt;
+  return x.sdiv(y);
+}
+
 /// True if `attr` is a splat constant equal to `value`.
 static bool isSplatOf(Attribute attr, double value) {
   auto e = dyn_cast_or_null<DenseElementsAttr>(attr);
@@ -382,21 +403,17 @@ OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
   if (isSplatZero(adaptor.getLhs(), /*negativeFloat=*/true))
     if (OpFoldResult r = sameTypeOr(getRhs(), getType()))
       return r;
-  if (Attribute r = foldBinaryFloat(adaptor.getLhs(), adaptor.getRhs(), getType(),
-                                    [](double x, double y) { return x + y; }))
-    return r;
-  return foldBinaryInt(adaptor.getLhs(), adaptor.getRhs(), getType(),
-                       [](const APInt &x, const APInt &y) -> std::optional<APInt> { return x + y; });
+  return foldBinary(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                    [](double x, double y) { return x + y; },
+                    [](const APInt &x, const APInt &y) -> std::optional<APInt> { return x + y; });
 }
 OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
   if (isSplatZero(adaptor.getRhs(), /*negativeFloat=*/false))
     if (OpFoldResult r = sameTypeOr(getLhs(), getType()))
       return r;
-  if (Attribute r = foldBinaryFloat(adaptor.getLhs(), adaptor.getRhs(), getType(),
-                                    [](double x, double y) { return x - y; }))
-    return r;
-  return foldBinaryInt(adaptor.getLhs(), adaptor.getRhs(), getType(),
-                       [](const APInt &x, const APInt &y) -> std::optional<APInt> { return x - y; });
+  return foldBinary(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                    [](double x, double y) { return x - y; },
+                    [](const APInt &x, const APInt &y) -> std::optional<APInt> { return x - y; });
 }
 OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
   if (isSplatOf(adaptor.getRhs(), 1.0))
@@ -405,46 +422,30 @@ OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
   if (isSplatOf(adaptor.getLhs(), 1.0))
     if (OpFoldResult r = sameTypeOr(getRhs(), getType()))
       return r;
-  if (Attribute r = foldBinaryFloat(adaptor.getLhs(), adaptor.getRhs(), getType(),
-                                    [](double x, double y) { return x * y; }))
-    return r;
-  return foldBinaryInt(adaptor.getLhs(), adaptor.getRhs(), getType(),
-                       [](const APInt &x, const APInt &y) -> std::optional<APInt> { return x * y; });
+  return foldBinary(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                    [](double x, double y) { return x * y; },
+                    [](const APInt &x, const APInt &y) -> std::optional<APInt> { return x * y; });
 }
 OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
   if (isSplatOf(adaptor.getRhs(), 1.0))
     if (OpFoldResult r = sameTypeOr(getLhs(), getType()))
       return r;
-  if (Attribute r = foldBinaryFloat(adaptor.getLhs(), adaptor.getRhs(), getType(),
-                                    [](double x, double y) { return x / y; }))
-    return r;
-  return foldBinaryInt(adaptor.getLhs(), adaptor.getRhs(), getType(),
-                       [](const APInt &x, const APInt &y) -> std::optional<APInt> {
-                         if (y.isZero() || (x.isMinSignedValue() && y.isAllOnes()))
-                           return std::nullopt;
-                         return x.sdiv(y);
-                       });
+  return foldBinary(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                    [](double x, double y) { return x / y; },
+                    truncatingDiv);
 }
 OpFoldResult TruncDivOp::fold(FoldAdaptor adaptor) {
   if (isSplatOf(adaptor.getRhs(), 1.0) && !isFloatTensor(getLhs()))
     if (OpFoldResult r = sameTypeOr(getLhs(), getType()))
       return r;
-  if (Attribute r = foldBinaryFloat(adaptor.getLhs(), adaptor.getRhs(), getType(),
-                                    [](double x, double y) { return std::trunc(x / y); }))
-    return r;
-  return foldBinaryInt(adaptor.getLhs(), adaptor.getRhs(), getType(),
-                       [](const APInt &x, const APInt &y) -> std::optional<APInt> {
-                         if (y.isZero() || (x.isMinSignedValue() && y.isAllOnes()))
-                           return std::nullopt;
-                         return x.sdiv(y);
-                       });
+  return foldBinary(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                    [](double x, double y) { return std::trunc(x / y); },
+                    truncatingDiv);
 }
 OpFoldResult FloorDivOp::fold(FoldAdaptor adaptor) {
-  if (Attribute r = foldBinaryFloat(adaptor.getLhs(), adaptor.getRhs(), getType(),
-                                    [](double x, double y) { return std::floor(x / y); }))
-    return r;
-  return foldBinaryInt(adaptor.getLhs(), adaptor.getRhs(), getType(),
-                       [](const APInt &x, const APInt &y) -> std::optional<APInt> {
+  return foldBinary(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                    [](double x, double y) { return std::floor(x / y); },
+                    [](const APInt &x, const APInt &y) -> std::optional<APInt> {
                          if (y.isZero() || (x.isMinSignedValue() && y.isAllOnes()))
                            return std::nullopt;
                          return llvm::APIntOps::RoundingSDiv(x, y, APInt::Rounding::DOWN);
@@ -473,26 +474,22 @@ OpFoldResult PowOp::fold(FoldAdaptor adaptor) {
 OpFoldResult MinOp::fold(FoldAdaptor adaptor) {
   if (getLhs() == getRhs())
     return getLhs();
-  if (Attribute r = foldBinaryFloat(adaptor.getLhs(), adaptor.getRhs(), getType(),
-                                    [](double x, double y) {
+  return foldBinary(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                    [](double x, double y) {
                                       return std::isnan(x) || std::isnan(y) ? NAN : std::min(x, y);
-                                    }))
-    return r;
-  return foldBinaryInt(adaptor.getLhs(), adaptor.getRhs(), getType(),
-                       [](const APInt &x, const APInt &y) -> std::optional<APInt> {
+                                    },
+                    [](const APInt &x, const APInt &y) -> std::optional<APInt> {
                          return x.slt(y) ? x : y;
                        });
 }
 OpFoldResult MaxOp::fold(FoldAdaptor adaptor) {
   if (getLhs() == getRhs())
     return getLhs();
-  if (Attribute r = foldBinaryFloat(adaptor.getLhs(), adaptor.getRhs(), getType(),
-                                    [](double x, double y) {
+  return foldBinary(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                    [](double x, double y) {
                                       return std::isnan(x) || std::isnan(y) ? NAN : std::max(x, y);
-                                    }))
-    return r;
-  return foldBinaryInt(adaptor.getLhs(), adaptor.getRhs(), getType(),
-                       [](const APInt &x, const APInt &y) -> std::optional<APInt> {
+                                    },
+                    [](const APInt &x, const APInt &y) -> std::optional<APInt> {
                          return x.sgt(y) ? x : y;
                        });
 }
