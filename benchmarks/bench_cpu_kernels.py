@@ -179,6 +179,8 @@ def write_png(rows: list[Row], path: Path) -> None:
     ax.barh(names, [r.ratio for r in rows], color=["tab:green" if r.ratio >= 1 else "tab:orange" for r in rows])
     ax.axvline(1.0, color="black", linewidth=1)
     ax.set_xlabel("dlvm-mlir / numpy (higher is better)")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    ax.set_title(f"CPU kernels, {ARGS.threads} thread(s), load average {load:.1f}")
     ax.invert_yaxis()
     fig.tight_layout()
     fig.savefig(path, dpi=120)

@@ -3,22 +3,26 @@
 Each linalg op gets a :class:`Plan` computed in Python from its static loop
 nest (:mod:`dlvm_mlir.backend.analysis`) and the host (:class:`CpuTarget`):
 
-* ``contraction`` (matmul, batch_matmul, transposed variants): the work is
-  split over threads with ``tile_using_forall``, tiled for the caches, tiled
-  again into a register tile (e.g. 8x32x4 on AVX-512, 4x16x4 on AVX2) and
-  vectorized into ``vector.contract``;
+* ``contraction`` (matmul, batch_matmul, transposed and packed variants):
+  the work is split over threads with ``tile_using_forall``, tiled for the
+  caches, tiled again into a register tile (6 rows x 4 vectors x 8 on
+  AVX-512, 6 x 2 vectors x 4 on AVX2) and vectorized into ``vector.contract``,
+  which becomes broadcast-FMA code;
 * ``convolution`` (conv / pooling / depthwise): tiled to unit output rows
   and filter rows, decomposed into 1-D convolutions and vectorized;
 * ``generic`` (elementwise chains, reductions, broadcasts, transposes, fills,
-  matvec, ...): split over threads, tiled to a few vector registers with the
-  reduction loops innermost, vectorized.
+  matvec, ...): split over threads, outer reductions blocked, tiled to a few
+  vector registers with the reduction loops innermost, vectorized.
 
 Tile sizes at the thread and cache levels always divide the extents; register
 tiles may not, and those loops are peeled (``transform.loop.peel``), which
 leaves static full tiles plus static remainder tiles: every piece can be
 vectorized, whatever the shape.  Each plan is rendered to transform IR and
 applied to its op alone (:func:`apply_op_schedules`); a plan that fails leaves
-the op scalar instead of failing the compilation.
+the op scalar instead of failing the compilation.  After all ops, loop
+invariant accumulators are hoisted on tensors (:data:`PRE_BUFFERIZE_CLEANUP`)
+and, after bufferization, vectors are lowered to 1-D
+(:func:`post_bufferize_script`).
 """
 
 from __future__ import annotations
@@ -78,6 +82,10 @@ class TileLevel:
     interchange: tuple[int, ...] | None = None
     #: loop extents at this level (to know which generated loops to peel)
     extents: tuple[int, ...] = ()
+    #: per loop: tile size for the peeled remainder (0: leave it whole).
+    #: A remainder like 48 of a 64-wide vector tile becomes 3 tiles of 16
+    #: instead of one ``vector<48>``, which LLVM legalizes poorly.
+    remainder_sizes: tuple[int, ...] = ()
 
     def loop_order(self) -> list[int]:
         """Loop positions that get an ``scf.for``, outermost first."""
@@ -87,6 +95,13 @@ class TileLevel:
     def peeled(self) -> list[bool]:
         """For each generated loop (outermost first): is it peeled?"""
         return [self.extents[d] % self.sizes[d] != 0 for d in self.loop_order()]
+
+    def remainder_size(self, dim: int) -> int:
+        """Tile size for the remainder of loop ``dim``, or 0."""
+        if not self.remainder_sizes or not self.remainder_sizes[dim]:
+            return 0
+        rest = self.extents[dim] % self.sizes[dim]
+        return self.remainder_sizes[dim] if rest > self.remainder_sizes[dim] else 0
 
 
 @dataclass(frozen=True)
@@ -183,7 +198,9 @@ def _contraction_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOption
     for dim, goal, quantum in ((m, tm_target, rm), (n, tn_target, rn), (k, tk_target, rk)):
         if extents[dim] > goal:
             size = best_divisor(extents[dim], goal, quantum)
-            if size >= quantum:
+            # an n tile that is not a whole number of register tiles would
+            # leave a narrow remainder in every cache tile
+            if size >= quantum and (dim != n or size % quantum == 0):
                 cache[dim] = size
     for dims, inner, goal in ((con.n[:-1], n, tn_target), (con.m[:-1], m, tm_target), (con.k[:-1], k, tk_target)):
         for dim in dims:
@@ -202,7 +219,16 @@ def _contraction_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOption
     register[k] = _reduction_register_tile(extents[k], rk)
     order = outer + [m, n, k]
     order += [d for d in range(nest.rank) if d not in order]
-    levels.append(TileLevel(sizes=tuple(register), interchange=tuple(order), extents=tuple(extents)))
+    remainders = [0] * nest.rank
+    remainders[n] = target.lanes(nest.element_bytes)
+    levels.append(
+        TileLevel(
+            sizes=tuple(register),
+            interchange=tuple(order),
+            extents=tuple(extents),
+            remainder_sizes=tuple(remainders),
+        )
+    )
     return Plan(kind="contraction", thread_tiles=thread_tiles, levels=tuple(levels))
 
 
@@ -289,7 +315,13 @@ def _generic_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -
     sizes = _generic_tile_sizes(nest, extents, budget, lanes)
     order = tuple(nest.parallel_dims + nest.reduction_dims)
     if any(sizes):
-        levels.append(TileLevel(sizes=tuple(sizes), interchange=order, extents=tuple(extents)))
+        remainders = [0] * nest.rank
+        remainders[-1] = lanes
+        levels.append(
+            TileLevel(
+                sizes=tuple(sizes), interchange=order, extents=tuple(extents), remainder_sizes=tuple(remainders)
+            )
+        )
     return Plan(kind="generic", thread_tiles=thread_tiles, levels=tuple(levels))
 
 
@@ -338,9 +370,20 @@ def _emit_canonicalize(em: _Emitter, func: str) -> None:
     em.emit(f"}} : {ANY}")
 
 
-def _emit_tile_levels(em: _Emitter, handle: str, levels: tuple[TileLevel, ...]) -> list[tuple[str, bool]]:
-    """Emit ``tile_using_for`` levels; returns (loop handle, peel?) outermost first."""
-    loops: list[tuple[str, bool]] = []
+@dataclass(frozen=True)
+class _Loop:
+    """A loop handle produced by ``tile_using_for``."""
+
+    handle: str
+    dim: int
+    peel: bool
+    remainder_size: int
+    rank: int
+
+
+def _emit_tile_levels(em: _Emitter, handle: str, levels: tuple[TileLevel, ...]) -> list[_Loop]:
+    """Emit ``tile_using_for`` levels; returns the loops, outermost first."""
+    loops: list[_Loop] = []
     for level in levels:
         order = level.loop_order()
         if not order:
@@ -353,23 +396,46 @@ def _emit_tile_levels(em: _Emitter, handle: str, levels: tuple[TileLevel, ...]) 
             f"{tiled}, {', '.join(loop_names)} = transform.structured.tile_using_for {handle} "
             f"tile_sizes {_ints(level.sizes)}{interchange} : ({ANY}) -> ({result_types})"
         )
-        loops.extend(zip(loop_names, level.peeled()))
+        for name, dim, peel in zip(loop_names, order, level.peeled()):
+            loops.append(_Loop(name, dim, peel, level.remainder_size(dim), len(level.sizes)))
         handle = tiled
     return loops
 
 
-def _emit_peels(em: _Emitter, loops: list[tuple[str, bool]]) -> None:
-    """Peel loops innermost first, so outer peels clone already-static bodies."""
-    for loop, peel in reversed(loops):
-        if not peel:
+def _emit_peel(em: _Emitter, loop: str) -> str:
+    """Peel ``loop``; returns the handle of the remainder loop."""
+    for_loop = em.fresh("for")
+    em.emit(f'{for_loop} = transform.cast {loop} : {ANY} to !transform.op<"scf.for">')
+    main, rest = em.fresh("main"), em.fresh("rest")
+    em.emit(
+        f"{main}, {rest} = transform.loop.peel {for_loop} : "
+        f'(!transform.op<"scf.for">) -> ({ANY}, {ANY})'
+    )
+    return rest
+
+
+def _emit_peels(em: _Emitter, loops: list[_Loop], match: str) -> None:
+    """Peel loops innermost first, so outer peels clone already-static bodies.
+
+    A remainder with a ``remainder_size`` is tiled again (and its own
+    remainder peeled) right away, before an outer peel clones it.
+    """
+    for loop in reversed(loops):
+        if not loop.peel:
             continue
-        for_loop = em.fresh("for")
-        em.emit(f'{for_loop} = transform.cast {loop} : {ANY} to !transform.op<"scf.for">')
-        main, rest = em.fresh("main"), em.fresh("rest")
+        rest = _emit_peel(em, loop.handle)
+        if not loop.remainder_size:
+            continue
+        pieces = em.fresh("rest_ops")
+        em.emit(f"{pieces} = transform.structured.match attributes {match} in {rest} : ({ANY}) -> {ANY}")
+        sizes = [0] * loop.rank
+        sizes[loop.dim] = loop.remainder_size
+        tiled, sub_loop = em.fresh("rest_tiled"), em.fresh("rest_loop")
         em.emit(
-            f"{main}, {rest} = transform.loop.peel {for_loop} : "
-            f'(!transform.op<"scf.for">) -> ({ANY}, {ANY})'
+            f"{tiled}, {sub_loop} = transform.structured.tile_using_for {pieces} "
+            f"tile_sizes {_ints(sizes)} : ({ANY}) -> ({ANY}, {ANY})"
         )
+        _emit_peel(em, sub_loop)
 
 
 def render_plan(plan: Plan, schedule_id: int) -> str:
@@ -386,7 +452,7 @@ def render_plan(plan: Plan, schedule_id: int) -> str:
         )
         handle = "%threaded"
     loops = _emit_tile_levels(em, handle, plan.levels)
-    _emit_peels(em, loops)
+    _emit_peels(em, loops, match)
     _emit_canonicalize(em, "%func")
     if plan.vectorize:
         em.emit(f"%pieces = transform.structured.match attributes {match} in %func : ({ANY}) -> {ANY}")
