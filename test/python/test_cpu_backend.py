@@ -641,6 +641,15 @@ func.func @passthrough(%x: tensor<4x4xf64>, %y: tensor<4x4xf64>) -> (tensor<4x4x
   return %y, %s, %x : tensor<4x4xf64>, tensor<4x4xf64>, tensor<4x4xf64>
 }
 
+func.func @"odd-name.v2"(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %r = func.call @inplace_candidate(%x) : (tensor<8xf32>) -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+
+func.func @no_results(%x: tensor<8xf32>) {
+  return
+}
+
 func.func @inplace_candidate(%x: tensor<8xf32>) -> tensor<8xf32> {
   %one = arith.constant 1.0 : f32
   %r = linalg.fill ins(%one : f32) outs(%x : tensor<8xf32>) -> tensor<8xf32>
@@ -670,7 +679,9 @@ def test_inputs_are_not_modified() -> None:
     x = rand(8)
     before = x.copy()
     np.testing.assert_array_equal(exe.inplace_candidate(x), np.ones(8, np.float32))
+    np.testing.assert_array_equal(exe("odd-name.v2", x), np.ones(8, np.float32))
     np.testing.assert_array_equal(x, before)
+    assert exe.no_results(x) is None
 
 
 def test_non_contiguous_inputs_are_accepted() -> None:

@@ -15,6 +15,7 @@ the host target, the MLIR wheel version and :data:`BACKEND_VERSION`:
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import tempfile
@@ -105,15 +106,13 @@ def _write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
-def _store(directory: Path, key: str, result: LoweringResult) -> None:
+def _store(directory: Path, key: str, result: LoweringResult, needs_async: bool) -> None:
+    buffer = io.BytesIO()
     with result.module.context:
-        import io
-
-        buffer = io.BytesIO()
         result.module.operation.write_bytecode(buffer)
     meta = {
         "signatures": [s.to_json() for s in result.signatures],
-        "uses_async_runtime": result.uses_async_runtime,
+        "uses_async_runtime": needs_async,
     }
     _write_atomic(directory / f"{key}.mlirbc", buffer.getvalue())
     _write_atomic(directory / f"{key}.json", json.dumps(meta).encode())
@@ -186,16 +185,14 @@ def compile_cpu(
             return loaded
     start = time.perf_counter()
     result = lower_text(ir_text, options)
+    needs_async = result.uses_async_runtime
     if use_cache and directory is not None:
         try:
-            _store(directory, key, result)
+            _store(directory, key, result, needs_async)
         except OSError:
             pass
     executable = CpuExecutable(
-        result.module,
-        result.signatures,
-        opt_level=options.opt_level,
-        needs_async=result.uses_async_runtime,
+        result.module, result.signatures, opt_level=options.opt_level, needs_async=needs_async
     )
     executable.lowering = result
     _STATS.compiles += 1

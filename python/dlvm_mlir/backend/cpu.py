@@ -48,7 +48,7 @@ import os
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable
 
 from mlir import ir, passmanager
 from mlir.dialects import func as func_d
@@ -189,7 +189,7 @@ def _entry_wrapper_text(name: str, impl: str, ftype: ir.FunctionType) -> str:
     out_types = ", ".join(str(t) for t in ftype.results)
     lines = []
     n_results = len(ftype.results)
-    call = f"func.call @{impl}({', '.join(arg_uses)}) : ({in_types}) -> ({out_types})"
+    call = f'func.call @"{impl}"({", ".join(arg_uses)}) : ({in_types}) -> ({out_types})'
     lines.append(f"  %r:{n_results} = {call}" if n_results else f"  {call}")
     returned, returned_types = [], []
     for i, t in enumerate(ftype.results):
@@ -203,7 +203,7 @@ def _entry_wrapper_text(name: str, impl: str, ftype: ir.FunctionType) -> str:
     ret = f"  func.return {', '.join(returned)} : {', '.join(returned_types)}" if returned else "  func.return"
     lines.append(ret)
     header = (
-        f"func.func @{name}({', '.join(args)}) -> ({', '.join(returned_types)}) "
+        f'func.func @"{name}"({", ".join(args)}) -> ({", ".join(returned_types)}) '
         "attributes {llvm.emit_c_interface} {"
     )
     return "\n".join([header, *lines, "}"])
@@ -223,7 +223,7 @@ def stage_entry_points(module: ir.Module, options: CpuOptions) -> None:
             ir.SymbolTable.set_symbol_name(fn, impl)
             fn.attributes["sym_visibility"] = ir.StringAttr.get("private")
             wrappers.append(_entry_wrapper_text(name, impl, fn.type))
-            declarations.append(f"func.func private @{impl}{_signature_text(fn.type)}")
+            declarations.append(f'func.func private @"{impl}"{_signature_text(fn.type)}')
         if wrappers:
             # the declarations only make the wrappers verify on their own
             parsed = ir.Module.parse("\n".join(declarations + wrappers))
@@ -477,7 +477,3 @@ def lower_to_llvm_cpu(
             break
     return result
 
-
-def stage_functions() -> Sequence[str]:
-    """Names of the pipeline stages, in order."""
-    return STAGE_NAMES

@@ -348,6 +348,8 @@ class _EntryPoint:
             desc.allocated = pointer
             desc.aligned = pointer
         self._function(state.address)
+        if not outputs:
+            return None
         if len(outputs) == 1:
             return outputs[0][()] if sig.results[0].is_scalar else outputs[0]
         return tuple(out[()] if spec.is_scalar else out for spec, out in zip(sig.results, outputs))
