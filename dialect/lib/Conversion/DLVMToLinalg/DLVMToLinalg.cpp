@@ -1070,29 +1070,39 @@ struct RandomLowering : StaticOpLowering<RandomOp> {
             arith::MulIOp::create(b, l, idx, indexConst(b, l, stride)));
       }
       Value i = arith::IndexCastOp::create(b, l, i64, linear);
+      // (Operands are created in separate statements so that the IR order
+      // does not depend on the C++ compiler's argument evaluation order.)
       auto c = [&](uint64_t v) { return intConst(b, l, i64, (int64_t)v); };
-      // z = key + (i + 1) * golden, then the SplitMix64 output function.
-      Value z = arith::AddIOp::create(
-          b, l, c(key),
-          arith::MulIOp::create(b, l, arith::AddIOp::create(b, l, i, c(1)),
-                                c(0x9E3779B97F4A7C15ULL)));
-      auto xorShift = [&](Value v, uint64_t s) -> Value {
-        return arith::XOrIOp::create(b, l, v,
-                                     arith::ShRUIOp::create(b, l, v, c(s)));
+      auto mulConst = [&](Value v, uint64_t k) -> Value {
+        Value kv = c(k);
+        return arith::MulIOp::create(b, l, v, kv);
       };
-      z = arith::MulIOp::create(b, l, xorShift(z, 30),
-                                c(0xBF58476D1CE4E5B9ULL));
-      z = arith::MulIOp::create(b, l, xorShift(z, 27),
-                                c(0x94D049BB133111EBULL));
+      auto xorShift = [&](Value v, uint64_t s) -> Value {
+        Value sv = c(s);
+        Value shifted = arith::ShRUIOp::create(b, l, v, sv);
+        return arith::XOrIOp::create(b, l, v, shifted);
+      };
+      // z = key + (i + 1) * golden, then the SplitMix64 output function.
+      Value one = c(1);
+      Value counter = arith::AddIOp::create(b, l, i, one);
+      Value keyV = c(key);
+      Value z = arith::AddIOp::create(
+          b, l, keyV, mulConst(counter, 0x9E3779B97F4A7C15ULL));
+      z = mulConst(xorShift(z, 30), 0xBF58476D1CE4E5B9ULL);
+      z = mulConst(xorShift(z, 27), 0x94D049BB133111EBULL);
       z = xorShift(z, 31);
       bool f64 = elt.isF64();
       FloatMath m{b, l, f64 ? elt : b.getF32Type()};
       unsigned bits = f64 ? 53 : 24;
-      Value top = arith::ShRUIOp::create(b, l, z, c(64 - bits));
-      Value u = m.mul(arith::UIToFPOp::create(b, l, m.type, top),
-                      m.c(std::ldexp(1.0, -(int)bits)));
-      Value v =
-          m.add(m.mul(m.c(low), m.sub(m.c(1.0), u)), m.mul(m.c(high), u));
+      Value shift = c(64 - bits);
+      Value top = arith::ShRUIOp::create(b, l, z, shift);
+      Value topF = arith::UIToFPOp::create(b, l, m.type, top);
+      Value u = m.mul(topF, m.c(std::ldexp(1.0, -(int)bits)));
+      // low*(1 - u) + high*u
+      Value oneMinusU = m.sub(m.c(1.0), u);
+      Value lowPart = m.mul(m.c(low), oneMinusU);
+      Value highPart = m.mul(m.c(high), u);
+      Value v = m.add(lowPart, highPart);
       v = convertScalar(b, l, v, elt);
       Value lowV = arith::ConstantOp::create(b, l, b.getFloatAttr(elt, lowT));
       Value highV = arith::ConstantOp::create(b, l, b.getFloatAttr(elt, highT));
