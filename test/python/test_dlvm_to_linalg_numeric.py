@@ -852,3 +852,30 @@ def test_random_bounds_after_rounding(random_fns):
     assert np.all(np.isfinite(huge)) and huge.min() >= -60000.0 and huge.max() < 60000.0
     s = random_fns("t_scalar")
     assert s.shape == () and 5.0 <= float(s) < 6.0
+
+
+# --------------------------------------------------------------------------
+# Zero-sized tensors
+# --------------------------------------------------------------------------
+
+E04 = np.zeros((0, 4))
+with np.errstate(all="ignore"):
+    EMPTY = [
+        Case("sum_of_empty", [E04], "  %r = dlvm.reduce add %a0 dims [0] : {t0}", np.zeros(4)),
+        Case("max_of_empty", [E04], "  %r = dlvm.reduce max %a0 dims [0] : {t0}", np.full(4, -np.inf)),
+        Case("mean_of_empty", [E04], "  %r = dlvm.reduce mean %a0 dims [0] : {t0}", np.full(4, np.nan)),
+        Case("dot_k0", [np.zeros((3, 0)), np.zeros((0, 5))], DOT_BODY, np.zeros((3, 5))),
+        Case("concat_empty_last", [A34, np.zeros((3, 0))], "  %r = dlvm.concatenate %a0, %a1 axis 1 : {t0}, {t1}", A34),
+        Case("concat_empty_first", [np.zeros((0, 4)), A34], "  %r = dlvm.concatenate %a0, %a1 axis 0 : {t0}, {t1}", A34),
+        Case("conv_no_channels", [np.zeros((1, 0, 5, 5)), np.zeros((2, 0, 2, 2))],
+             "  %r = dlvm.convolve %a0, %a1 padding [-1, 0, 0, 0] : {t0}, {t1}", np.zeros((1, 2, 3, 4))),
+        Case("window_mean_of_empty", [np.zeros((0, 3))],
+             "  %r = dlvm.reduce_window mean %a0 window [3, 1] strides [1, 1] padding full : {t0}",
+             np.full((2, 3), np.nan)),
+        Case("empty_result", [E04], "  %r = dlvm.exp %a0 : {t0}", E04),
+    ]
+
+
+@parametrize(EMPTY)
+def test_zero_sized(case):
+    run_case("empty", EMPTY, case)
