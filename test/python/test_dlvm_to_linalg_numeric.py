@@ -178,13 +178,35 @@ def within(tol):
     return check
 
 
-_COMPILED: dict[str, Compiled] = {}
+class BackendCompiled:
+    """The same module through dlvm-to-linalg and the project's CPU back end
+    (dlvm_mlir.backend: tiling, vectorization, fast math approximations)."""
+
+    def __init__(self, source: str):
+        from dlvm_mlir.backend import CpuOptions, compile_cpu
+
+        with dlvm_mlir.make_context():
+            module = ir.Module.parse(source)
+            passmanager.PassManager.parse("builtin.module(dlvm-to-linalg)").run(module.operation)
+            text = str(module)
+        self.exe = compile_cpu(text, options=CpuOptions(threads=1), use_cache=False)
+
+    def __call__(self, name: str, *args):
+        results = self.exe(name, *args)
+        if isinstance(results, tuple):
+            return [np.asarray(r) for r in results]
+        return np.asarray(results)
 
 
-def run_case(group: str, cases: list[Case], case: Case) -> None:
-    if group not in _COMPILED:
-        _COMPILED[group] = Compiled("".join(c.source() for c in cases))
-    actual = _COMPILED[group]("t_" + case.name, *case.args)
+RUNNERS = {"naive": Compiled, "cpu_backend": BackendCompiled}
+_COMPILED: dict[tuple[str, str], object] = {}
+
+
+def run_case(group: str, cases: list[Case], case: Case, runner: str = "naive") -> None:
+    key = (group, runner)
+    if key not in _COMPILED:
+        _COMPILED[key] = RUNNERS[runner]("".join(c.source() for c in cases))
+    actual = _COMPILED[key]("t_" + case.name, *case.args)
     assert actual.shape == case.expected.shape and actual.dtype == case.expected.dtype
     case.check(actual, case.expected)
 
@@ -489,13 +511,15 @@ def test_cmp_select(case):
 FC = np.array([1.7, -1.7, 0.0, 2.5, -2.5, 1e5, -3.99, np.nan])
 FC_FINITE = FC[:-1]
 I32C = np.array([0, 1, -1, 200, -200, 70000, 2**31 - 1, -2**31], dtype=np.int32)
+with np.errstate(over="ignore"):
+    FC_F16 = FC.astype(np.float16)
 CAST = [
     Case("f64_to_i32", [FC_FINITE], "  %r = dlvm.cast %a0 to i32 : {t0}", np.trunc(FC_FINITE).astype(np.int32)),
     Case("i32_to_f64", [I32C], "  %r = dlvm.cast %a0 to f64 : {t0}", I32C.astype(np.float64)),
     Case("f64_to_f32", [FC], "  %r = dlvm.cast %a0 to f32 : {t0}", FC.astype(np.float32)),
     Case("f32_to_f64", [FC.astype(np.float32)], "  %r = dlvm.cast %a0 to f64 : {t0}",
          FC.astype(np.float32).astype(np.float64)),
-    Case("f32_to_f16", [FC.astype(np.float32)], "  %r = dlvm.cast %a0 to f16 : {t0}", FC.astype(np.float16)),
+    Case("f32_to_f16", [FC.astype(np.float32)], "  %r = dlvm.cast %a0 to f16 : {t0}", FC_F16),
     Case("i32_to_i8", [I32C], "  %r = dlvm.cast %a0 to i8 : {t0}", I32C.astype(np.int8)),
     Case("i8_to_i64", [I32C.astype(np.int8)], "  %r = dlvm.cast %a0 to i64 : {t0}",
          I32C.astype(np.int8).astype(np.int64)),
@@ -850,3 +874,57 @@ def test_random_bounds_after_rounding(random_fns):
     assert np.all(np.isfinite(huge)) and huge.min() >= -60000.0 and huge.max() < 60000.0
     s = random_fns("t_scalar")
     assert s.shape == () and 5.0 <= float(s) < 6.0
+
+
+# --------------------------------------------------------------------------
+# Zero-sized tensors
+# --------------------------------------------------------------------------
+
+E04 = np.zeros((0, 4))
+with np.errstate(all="ignore"):
+    EMPTY = [
+        Case("sum_of_empty", [E04], "  %r = dlvm.reduce add %a0 dims [0] : {t0}", np.zeros(4)),
+        Case("max_of_empty", [E04], "  %r = dlvm.reduce max %a0 dims [0] : {t0}", np.full(4, -np.inf)),
+        Case("mean_of_empty", [E04], "  %r = dlvm.reduce mean %a0 dims [0] : {t0}", np.full(4, np.nan)),
+        Case("dot_k0", [np.zeros((3, 0)), np.zeros((0, 5))], DOT_BODY, np.zeros((3, 5))),
+        Case("concat_empty_last", [A34, np.zeros((3, 0))], "  %r = dlvm.concatenate %a0, %a1 axis 1 : {t0}, {t1}", A34),
+        Case("concat_empty_first", [np.zeros((0, 4)), A34], "  %r = dlvm.concatenate %a0, %a1 axis 0 : {t0}, {t1}", A34),
+        Case("conv_no_channels", [np.zeros((1, 0, 5, 5)), np.zeros((2, 0, 2, 2))],
+             "  %r = dlvm.convolve %a0, %a1 padding [-1, 0, 0, 0] : {t0}, {t1}", np.zeros((1, 2, 3, 4))),
+        Case("window_mean_of_empty", [np.zeros((0, 3))],
+             "  %r = dlvm.reduce_window mean %a0 window [3, 1] strides [1, 1] padding full : {t0}",
+             np.full((2, 3), np.nan)),
+        Case("empty_result", [E04], "  %r = dlvm.exp %a0 : {t0}", E04),
+    ]
+
+
+@parametrize(EMPTY)
+def test_zero_sized(case):
+    run_case("empty", EMPTY, case)
+
+
+# --------------------------------------------------------------------------
+# The same cases through the project's CPU back end (dlvm_mlir.backend)
+# --------------------------------------------------------------------------
+# The groups below pass through compile_cpu. Not yet included (back-end
+# issues, reported): f64 log1p/expm1 lose precision for tiny x (lowered as
+# log(1+x)/exp(x)-1); rank-4 batched dot (collapse_shape + batch_matmul +
+# expand_shape) hangs in the vector lowering; the shape, reduction and
+# convolution groups hang in LLVM lowering or fail to create the engine.
+
+BACKEND_GROUPS = {
+    "unary_f32": UNARY_F32,
+    "unary_f16": UNARY_F16,
+    "unary_int": UNARY_INT,
+    "binary_f64": BINARY_F64,
+    "binary_int": BINARY_INT,
+    "cmp": CMP,
+    "cast": CAST,
+    "dot": [c for c in DOT if c.name != "batch2_matmul"],
+}
+BACKEND_CASES = [(group, case) for group, cases in BACKEND_GROUPS.items() for case in cases]
+
+
+@pytest.mark.parametrize("group,case", BACKEND_CASES, ids=[f"{g}-{c.name}" for g, c in BACKEND_CASES])
+def test_cpu_backend(group, case):
+    run_case(group, BACKEND_GROUPS[group], case, runner="cpu_backend")

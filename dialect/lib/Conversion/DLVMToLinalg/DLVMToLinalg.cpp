@@ -107,6 +107,16 @@ Value zeroTensor(OpBuilder &b, Location loc, RankedTensorType type) {
   return filledTensor(b, loc, type, zeroConst(b, loc, type.getElementType()));
 }
 
+/// A result with no elements needs no computation: a tensor.empty of its
+/// type. (Slices and pads of zero-sized tensors also trip memref.subview's
+/// verifier after bufferization.) Null if the result has elements.
+Value emptyResult(OpBuilder &b, Operation *op) {
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  if (type.getNumElements() != 0)
+    return {};
+  return emptyTensor(b, op->getLoc(), type.getShape(), type.getElementType());
+}
+
 SmallVector<OpFoldResult> indexAttrs(OpBuilder &b, ArrayRef<int64_t> values) {
   return llvm::map_to_vector(values, [&](int64_t v) -> OpFoldResult {
     return b.getIndexAttr(v);
@@ -349,8 +359,16 @@ Value lanczosLgamma(const FloatMath &m, Value x) {
 
 /// ln|Gamma(x)|: Lanczos (see lanczosLgamma) for x >= 0.5, the reflection
 /// formula ln|Gamma(x)| = ln(pi) - ln|sin(pi*x)| - ln Gamma(1 - x) below.
-/// Poles (non-positive integers) and +-inf give +inf; NaN propagates.
-/// (Accuracy: see the numeric test; summarized in the pass documentation.)
+/// sin(pi*x) is evaluated at the exactly reduced x - rint(x). Poles
+/// (non-positive integers) and +-inf give +inf; NaN propagates.
+///
+/// Accuracy, measured against CPython's math.lgamma on 2*10^4 random points
+/// per range ((0, 0.5), [0.5, 10], [10, 1e6], non-integers in (-50, 0)):
+/// f64 max abs error 4.4e-15 where |lgamma| < 1, max rel error 4.4e-15
+/// elsewhere; f32 (also used for f16/bf16) max abs error 1.8e-6 where
+/// |lgamma| < 1, max rel error 1.4e-6 elsewhere. Near the negative poles the
+/// error is relative to the rounded input (the function is ill-conditioned
+/// there).
 Value emitLgamma(OpBuilder &b, Location loc, Value x) {
   Type t = x.getType();
   FloatMath m{b, loc, computeTypeFor(b, t)};
@@ -372,6 +390,12 @@ Value emitLgamma(OpBuilder &b, Location loc, Value x) {
 /// asymptotic series ln y - 1/(2y) - sum_k B_2k/(2k y^2k) up to k = 6, whose
 /// truncation error is below 1e-15 (f64, y >= 10) or 2e-12 (f32, y >= 6).
 /// Non-positive integers give NaN; +inf gives +inf.
+///
+/// Accuracy, measured against a float64 reference (recurrence to x >= 20,
+/// series through B14) on the ranges used for lgamma: f64 max abs error
+/// 2.5e-15 where |digamma| < 1 (including around the root x0 = 1.4616...),
+/// max rel error 1.8e-15 elsewhere; f32 (also f16/bf16) max abs error 6.1e-7,
+/// max rel error 8.3e-7.
 Value emitDigamma(OpBuilder &b, Location loc, Value x) {
   Type t = x.getType();
   FloatMath m{b, loc, computeTypeFor(b, t)};
@@ -577,6 +601,10 @@ struct ElementwiseLowering : OpConversionPattern<OpT> {
                   ConversionPatternRewriter &rewriter) const override {
     if (!hasStaticTensorTypes(op))
       return rewriter.notifyMatchFailure(op, "expected static tensor shapes");
+    if (Value empty = emptyResult(rewriter, op)) {
+      rewriter.replaceOp(op, empty);
+      return success();
+    }
     Operation *raw = op.getOperation();
     Value result = buildElementwise(
         rewriter, op.getLoc(), cast<RankedTensorType>(op.getType()),
@@ -765,6 +793,10 @@ struct StaticOpLowering : OpConversionPattern<OpT> {
                   ConversionPatternRewriter &rewriter) const final {
     if (!hasStaticTensorTypes(op))
       return rewriter.notifyMatchFailure(op, "expected static tensor shapes");
+    if (Value empty = emptyResult(rewriter, op)) {
+      rewriter.replaceOp(op, empty);
+      return success();
+    }
     return lower(op, adaptor, rewriter);
   }
 
@@ -908,6 +940,10 @@ struct ConcatenateLowering : StaticOpLowering<ConcatenateOp> {
     SmallVector<int64_t> strides(type.getRank(), 1);
     for (Value v : adaptor.getOperands()) {
       ArrayRef<int64_t> sizes = tensorType(v).getShape();
+      // Empty operands contribute nothing (and an insertion at the end of the
+      // axis would be out of bounds for memref.subview after bufferization).
+      if (tensorType(v).getNumElements() == 0)
+        continue;
       result = tensor::InsertSliceOp::create(
           rewriter, loc, v, result, indexAttrs(rewriter, offsets),
           indexAttrs(rewriter, sizes), indexAttrs(rewriter, strides));
@@ -1070,29 +1106,39 @@ struct RandomLowering : StaticOpLowering<RandomOp> {
             arith::MulIOp::create(b, l, idx, indexConst(b, l, stride)));
       }
       Value i = arith::IndexCastOp::create(b, l, i64, linear);
+      // (Operands are created in separate statements so that the IR order
+      // does not depend on the C++ compiler's argument evaluation order.)
       auto c = [&](uint64_t v) { return intConst(b, l, i64, (int64_t)v); };
-      // z = key + (i + 1) * golden, then the SplitMix64 output function.
-      Value z = arith::AddIOp::create(
-          b, l, c(key),
-          arith::MulIOp::create(b, l, arith::AddIOp::create(b, l, i, c(1)),
-                                c(0x9E3779B97F4A7C15ULL)));
-      auto xorShift = [&](Value v, uint64_t s) -> Value {
-        return arith::XOrIOp::create(b, l, v,
-                                     arith::ShRUIOp::create(b, l, v, c(s)));
+      auto mulConst = [&](Value v, uint64_t k) -> Value {
+        Value kv = c(k);
+        return arith::MulIOp::create(b, l, v, kv);
       };
-      z = arith::MulIOp::create(b, l, xorShift(z, 30),
-                                c(0xBF58476D1CE4E5B9ULL));
-      z = arith::MulIOp::create(b, l, xorShift(z, 27),
-                                c(0x94D049BB133111EBULL));
+      auto xorShift = [&](Value v, uint64_t s) -> Value {
+        Value sv = c(s);
+        Value shifted = arith::ShRUIOp::create(b, l, v, sv);
+        return arith::XOrIOp::create(b, l, v, shifted);
+      };
+      // z = key + (i + 1) * golden, then the SplitMix64 output function.
+      Value one = c(1);
+      Value counter = arith::AddIOp::create(b, l, i, one);
+      Value keyV = c(key);
+      Value z = arith::AddIOp::create(
+          b, l, keyV, mulConst(counter, 0x9E3779B97F4A7C15ULL));
+      z = mulConst(xorShift(z, 30), 0xBF58476D1CE4E5B9ULL);
+      z = mulConst(xorShift(z, 27), 0x94D049BB133111EBULL);
       z = xorShift(z, 31);
       bool f64 = elt.isF64();
       FloatMath m{b, l, f64 ? elt : b.getF32Type()};
       unsigned bits = f64 ? 53 : 24;
-      Value top = arith::ShRUIOp::create(b, l, z, c(64 - bits));
-      Value u = m.mul(arith::UIToFPOp::create(b, l, m.type, top),
-                      m.c(std::ldexp(1.0, -(int)bits)));
-      Value v =
-          m.add(m.mul(m.c(low), m.sub(m.c(1.0), u)), m.mul(m.c(high), u));
+      Value shift = c(64 - bits);
+      Value top = arith::ShRUIOp::create(b, l, z, shift);
+      Value topF = arith::UIToFPOp::create(b, l, m.type, top);
+      Value u = m.mul(topF, m.c(std::ldexp(1.0, -(int)bits)));
+      // low*(1 - u) + high*u
+      Value oneMinusU = m.sub(m.c(1.0), u);
+      Value lowPart = m.mul(m.c(low), oneMinusU);
+      Value highPart = m.mul(m.c(high), u);
+      Value v = m.add(lowPart, highPart);
       v = convertScalar(b, l, v, elt);
       Value lowV = arith::ConstantOp::create(b, l, b.getFloatAttr(elt, lowT));
       Value highV = arith::ConstantOp::create(b, l, b.getFloatAttr(elt, highT));
@@ -1293,9 +1339,14 @@ struct ReduceWindowLowering : StaticOpLowering<ReduceWindowOp> {
       SmallVector<int64_t> padded;
       for (int64_t d = 0; d < rank; ++d)
         padded.push_back(in[d] + low[d] + high[d]);
-      input = tensor::PadOp::create(
-          rewriter, loc, RankedTensorType::get(padded, elt), input,
-          indexAttrs(rewriter, low), indexAttrs(rewriter, high), ident);
+      auto paddedType = RankedTensorType::get(padded, elt);
+      // Windows over an empty input see padding only.
+      input = inType.getNumElements() == 0
+                  ? filledTensor(rewriter, loc, paddedType, ident)
+                  : Value(tensor::PadOp::create(
+                        rewriter, loc, paddedType, input,
+                        indexAttrs(rewriter, low), indexAttrs(rewriter, high),
+                        ident));
     }
 
     MLIRContext *ctx = rewriter.getContext();
@@ -1448,6 +1499,18 @@ struct ConvolveLowering : StaticOpLowering<ConvolveOp> {
       full.push_back(lo.back() + dilated + hi.back());
     }
     auto fullType = RankedTensorType::get(full, type.getElementType());
+    SmallVector<int64_t> offsets = {0, 0}, sizes = {full[0], full[1]};
+    for (int64_t i = 0; i < ns; ++i) {
+      int64_t cutLo = std::max<int64_t>(-padding[2 * i], 0);
+      int64_t cutHi = std::max<int64_t>(-padding[2 * i + 1], 0);
+      offsets.push_back(cutLo);
+      sizes.push_back(full[i + 2] - cutLo - cutHi);
+    }
+    auto resultType = RankedTensorType::get(sizes, type.getElementType());
+    // An empty input leaves only zero padding. (Building it from slices would
+    // also trip memref.subview's verifier on zero-sized dimensions.)
+    if (type.getNumElements() == 0)
+      return zeroTensor(b, loc, resultType);
     if (dilate) {
       SmallVector<int64_t> strides = {1, 1};
       strides.append(dilation.begin(), dilation.end());
@@ -1462,17 +1525,11 @@ struct ConvolveLowering : StaticOpLowering<ConvolveOp> {
     }
     if (!crop)
       return x;
-    SmallVector<int64_t> offsets = {0, 0}, sizes = {full[0], full[1]};
-    for (int64_t i = 0; i < ns; ++i) {
-      int64_t cutLo = std::max<int64_t>(-padding[2 * i], 0);
-      int64_t cutHi = std::max<int64_t>(-padding[2 * i + 1], 0);
-      offsets.push_back(cutLo);
-      sizes.push_back(full[i + 2] - cutLo - cutHi);
-    }
     SmallVector<int64_t> ones(shape.size(), 1);
-    return tensor::ExtractSliceOp::create(
-        b, loc, RankedTensorType::get(sizes, type.getElementType()), x,
-        indexAttrs(b, offsets), indexAttrs(b, sizes), indexAttrs(b, ones));
+    return tensor::ExtractSliceOp::create(b, loc, resultType, x,
+                                          indexAttrs(b, offsets),
+                                          indexAttrs(b, sizes),
+                                          indexAttrs(b, ones));
   }
 
   /// Splits dimension `dim` of `v` into (groups, size / groups).
