@@ -44,16 +44,27 @@ from dlvm_mlir.backend import CpuExecutable, compile_cpu  # noqa: E402
 
 
 @dataclass
+class Timing:
+    """Median wall-clock and process-CPU seconds of one callable."""
+
+    wall: float
+    cpu: float
+
+
+@dataclass
 class Row:
     name: str
     unit: str
-    mlir: float
-    numpy: float
+    work: float  # FLOP or bytes per call
+    mlir: Timing
+    numpy: Timing
     compile_s: float
 
-    @property
-    def ratio(self) -> float:
-        return self.mlir / self.numpy
+    def rate(self, timing: Timing, clock: str) -> float:
+        return self.work / getattr(timing, clock) / 1e9
+
+    def ratio(self, clock: str) -> float:
+        return self.rate(self.mlir, clock) / self.rate(self.numpy, clock)
 
 
 def matmul_ir(m: int, n: int, k: int) -> str:
@@ -87,27 +98,32 @@ func.func @chain(%a: {t}, %b: {t}, %c: {t}, %d: {t}) -> {t} {{
 """
 
 
-def timed(fn, *args) -> float:
-    start = time.perf_counter()
-    fn(*args)
-    return time.perf_counter() - start
+def timed(fn) -> tuple[float, float]:
+    wall, cpu = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def alternate(first, second, repeats: int, rounds: int = 3) -> tuple[float, float]:
+def alternate(first, second, repeats: int, rounds: int = 3) -> tuple[Timing, Timing]:
     """Median times of two callables, measured in alternating blocks.
 
     Blocks rather than single calls, with a pause in between: OpenBLAS
     worker threads keep spinning for a while after a call and would steal the
-    cores from the other side.
+    cores from the other side.  Process CPU time is recorded next to wall
+    time: on a machine shared with other work, wall time mostly measures the
+    other work (OpenBLAS's threads suffer most from preemption), while CPU
+    time per call still says how efficient each side is.
     """
     first(), second()  # warm-up
-    a, b = [], []
+    samples: tuple[list, list] = ([], [])
     per_round = max(1, repeats // rounds)
     for _ in range(rounds):
-        for fn, times in ((first, a), (second, b)):
+        for fn, times in zip((first, second), samples):
             time.sleep(0.2)
             times.extend(timed(fn) for _ in range(per_round))
-    return float(np.median(a)), float(np.median(b))
+    return tuple(  # type: ignore[return-value]
+        Timing(float(np.median([w for w, _ in t])), float(np.median([c for _, c in t]))) for t in samples
+    )
 
 
 def compile_timed(src: str, threads: int) -> tuple[CpuExecutable, float]:
@@ -127,8 +143,7 @@ def bench_matmul(m: int, n: int, k: int, threads: int, repeats: int) -> Row:
     error = np.abs(got - reference).max() / np.abs(reference).max()
     assert error < 1e-4, f"matmul {m}x{n}x{k} wrong: relative error {error}"
     t_mlir, t_numpy = alternate(lambda: entry(a, b), lambda: a @ b, repeats)
-    flops = 2.0 * m * n * k
-    return Row(f"matmul {m}x{k}x{n}", "GFLOP/s", flops / t_mlir / 1e9, flops / t_numpy / 1e9, compile_s)
+    return Row(f"matmul {m}x{k}x{n}", "GFLOP/s", 2.0 * m * n * k, t_mlir, t_numpy, compile_s)
 
 
 def numpy_chain(a, b, c, d):
@@ -154,14 +169,22 @@ def bench_chain(n: int, threads: int, repeats: int) -> list[Row]:
     rows = []
     for label, fn in (("numpy expr", numpy_chain), ("numpy in-place", numpy_chain_inplace)):
         t_mlir, t_numpy = alternate(lambda: entry(a, b, c, d), lambda: fn(a, b, c, d), repeats)
-        rows.append(Row(f"tanh(a*b+c)*d {n // (1 << 20)}M vs {label}", "GB/s", moved / t_mlir / 1e9, moved / t_numpy / 1e9, compile_s))
+        rows.append(Row(f"tanh(a*b+c)*d {n // (1 << 20)}M vs {label}", "GB/s", moved, t_mlir, t_numpy, compile_s))
     return rows
 
 
 def print_table(rows: list[Row]) -> None:
-    print(f"{'kernel':44s} {'unit':8s} {'dlvm-mlir':>10s} {'numpy':>10s} {'ratio':>7s} {'compile s':>10s}")
-    for row in rows:
-        print(f"{row.name:44s} {row.unit:8s} {row.mlir:10.1f} {row.numpy:10.1f} {row.ratio:7.2f} {row.compile_s:10.2f}")
+    print(
+        f"{'kernel':40s} {'unit':7s} | {'wall: mlir':>10s} {'numpy':>7s} {'ratio':>6s} "
+        f"| {'cpu: mlir':>9s} {'numpy':>7s} {'ratio':>6s} | {'compile s':>9s}"
+    )
+    for r in rows:
+        print(
+            f"{r.name:40s} {r.unit:7s} | {r.rate(r.mlir, 'wall'):10.1f} {r.rate(r.numpy, 'wall'):7.1f} "
+            f"{r.ratio('wall'):6.2f} | {r.rate(r.mlir, 'cpu'):9.1f} {r.rate(r.numpy, 'cpu'):7.1f} "
+            f"{r.ratio('cpu'):6.2f} | {r.compile_s:9.2f}"
+        )
+    print("(cpu: work per second of process CPU time, all threads together)")
 
 
 def write_png(rows: list[Row], path: Path) -> None:
@@ -176,9 +199,10 @@ def write_png(rows: list[Row], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots(figsize=(9, 4))
     names = [r.name for r in rows]
-    ax.barh(names, [r.ratio for r in rows], color=["tab:green" if r.ratio >= 1 else "tab:orange" for r in rows])
+    ratios = [r.ratio("wall") for r in rows]
+    ax.barh(names, ratios, color=["tab:green" if x >= 1 else "tab:orange" for x in ratios])
     ax.axvline(1.0, color="black", linewidth=1)
-    ax.set_xlabel("dlvm-mlir / numpy (higher is better)")
+    ax.set_xlabel("dlvm-mlir / numpy, wall clock (higher is better)")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     ax.set_title(f"CPU kernels, {ARGS.threads} thread(s), load average {load:.1f}")
     ax.invert_yaxis()

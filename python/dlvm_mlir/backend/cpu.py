@@ -14,10 +14,10 @@ with ``dump_dir=``, ``on_stage=`` or ``$DLVM_MLIR_DUMP_DIR``):
     tensors; the original body is inlined into it (recursive functions stay
     private functions).
 ``fuse``
-    elementwise ops on tensors become ``linalg.generic`` ops; named
-    elementwise / broadcast / transpose ops are generalized and chains of
-    elementwise generics are fused (named contractions stay named, so nothing
-    is fused into a matmul).
+    elementwise ops on tensors become ``linalg.generic`` ops and generic
+    contractions become named ones; named elementwise / broadcast /
+    transpose ops are generalized and chains of elementwise generics are
+    fused (named contractions stay named, so nothing is fused into a matmul).
 ``approximate-math``
     f32 ``math.exp/log/tanh/erf`` become polynomial ``arith`` code
     (:mod:`dlvm_mlir.backend.mathapprox`), so they vectorize.
@@ -27,14 +27,15 @@ with ``dump_dir=``, ``on_stage=`` or ``$DLVM_MLIR_DUMP_DIR``):
 ``tile-and-vectorize``
     per-op transform-dialect schedules (:mod:`dlvm_mlir.backend.schedule`):
     thread split with ``scf.forall``, cache and register tiles, peeling of
-    partial tiles, vectorization.
+    partial tiles, vectorization; then loop-invariant accumulators (a
+    matmul's register tile of C) become loop-carried vectors.
 ``bufferize``
     One-Shot Bufferize over function boundaries, results turned into
-    out-parameters, deallocation.
+    caller-allocated out-parameters, deallocation.
 ``lower-vectors``
-    loop-invariant accumulator hoisting, ``vector.contract`` to FMAs,
-    n-D vectors to 1-D, leftover linalg ops to loops, ``i1`` buffers stored
-    as bytes (:mod:`dlvm_mlir.backend.boolmem`).
+    ``vector.contract`` to broadcast-FMAs, n-D vectors to 1-D, leftover
+    linalg ops to loops, ``i1`` buffers stored as bytes
+    (:mod:`dlvm_mlir.backend.boolmem`).
 ``parallelize``
     ``scf.forall`` -> ``scf.parallel`` -> async runtime tasks (one per
     thread).
