@@ -711,6 +711,34 @@ def test_argument_errors() -> None:
     assert "rank0" in exe.signatures and exe.signatures["rank0"].results[1].is_scalar
 
 
+def test_zero_sized_tensors() -> None:
+    exe = compile_ir(
+        """
+        func.func @f(%x: tensor<3x0xf32>, %y: tensor<0x4xf32>) -> (tensor<3xf32>, tensor<3x4xf32>, tensor<3x0xf32>) {
+          %zero = arith.constant 0.0 : f32
+          %e = tensor.empty() : tensor<3xf32>
+          %z = linalg.fill ins(%zero : f32) outs(%e : tensor<3xf32>) -> tensor<3xf32>
+          %s = linalg.reduce ins(%x : tensor<3x0xf32>) outs(%z : tensor<3xf32>) dimensions = [1]
+            (%a: f32, %acc: f32) {
+              %t = arith.addf %a, %acc : f32
+              linalg.yield %t : f32
+            }
+          %e2 = tensor.empty() : tensor<3x4xf32>
+          %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<3x4xf32>) -> tensor<3x4xf32>
+          %m = linalg.matmul ins(%x, %y : tensor<3x0xf32>, tensor<0x4xf32>) outs(%z2 : tensor<3x4xf32>) -> tensor<3x4xf32>
+          %e3 = tensor.empty() : tensor<3x0xf32>
+          %n = linalg.negf ins(%x : tensor<3x0xf32>) outs(%e3 : tensor<3x0xf32>) -> tensor<3x0xf32>
+          return %s, %m, %n : tensor<3xf32>, tensor<3x4xf32>, tensor<3x0xf32>
+        }
+        """
+    )
+    s, m, n = exe.f(np.zeros((3, 0), np.float32), np.zeros((0, 4), np.float32))
+    np.testing.assert_array_equal(s, np.zeros(3))
+    np.testing.assert_array_equal(m, np.zeros((3, 4)))
+    assert n.shape == (3, 0)
+    assert all(rec.error == "" for rec in exe.lowering.schedules)
+
+
 def test_dynamic_shapes_are_rejected() -> None:
     with pytest.raises(ExecutionError, match="dynamic shapes"):
         compile_ir("func.func @f(%x: tensor<?xf32>) -> tensor<?xf32> { return %x : tensor<?xf32> }")

@@ -327,6 +327,8 @@ def _generic_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -
 
 def plan_for(nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -> Plan:
     """Choose the schedule for one op."""
+    if 0 in nest.ranges:
+        return Plan(kind="scalar", vectorize=False, note="empty iteration space")
     if not nest.vectorizable or not options.vectorize:
         reason = "sub-byte element type" if not nest.vectorizable else "vectorization disabled"
         return Plan(kind="scalar", vectorize=False, note=reason)
