@@ -122,7 +122,8 @@ def cond(pred: Tensor | bool, true_fn: Callable[..., Tree], false_fn: Callable[.
     return _unflatten(structure, [Tensor(r, trace.scope) for r in op.results])
 
 
-def _state(init: Tree, what: str) -> tuple[list[Tensor], Any]:
+def _state(init: Tree) -> tuple[list[Tensor], Any]:
+    """The initial loop state as tensors (checked usable here) and its structure."""
     leaves, structure = _flatten(init)
     tensors = [lift(leaf) for leaf in leaves]
     for tensor in tensors:
@@ -159,7 +160,7 @@ def fori_loop(lower: int | Tensor, upper: int | Tensor, body: Callable[[Tensor, 
     ``i`` is a rank-0 i32 tensor.
     """
     trace = require_trace("dl.fori_loop")
-    state, structure = _state(init, "dl.fori_loop")
+    state, structure = _state(init)
     lb, ub = _index(lower, "dl.fori_loop"), _index(upper, "dl.fori_loop")
     step = _index(1, "dl.fori_loop")
     loc = here()
@@ -183,7 +184,7 @@ def while_loop(cond_fn: Callable[[Tree], Tensor], body_fn: Callable[[Tree], Tree
     ``cond_fn`` returns a rank-0 i1 tensor.
     """
     trace = require_trace("dl.while_loop")
-    state, structure = _state(init, "dl.while_loop")
+    state, structure = _state(init)
     types = [t.spec.mlir() for t in state]
     loc = here()
     loop = scf.WhileOp(types, [t.checked() for t in state], loc=loc)

@@ -27,7 +27,6 @@ __all__ = [
     "i16",
     "i32",
     "i64",
-    "scalar_dtype",
 ]
 
 
@@ -108,17 +107,6 @@ def dtype_of(value: Any) -> DType:
     if npd is not None and npd in _BY_NUMPY:
         return _BY_NUMPY[npd]
     raise TypeError(f"unsupported element type {value!r} (expected one of {', '.join(_BY_NAME)})")
-
-
-def scalar_dtype(value: bool | int | float) -> DType:
-    """The default DType of a Python scalar (bool: i1, int: i32, float: f32)."""
-    if isinstance(value, (bool, np.bool_)):
-        return i1
-    if isinstance(value, (int, np.integer)):
-        return _BY_NUMPY.get(np.dtype(type(value)), i32) if isinstance(value, np.integer) else i32
-    if isinstance(value, np.floating):
-        return dtype_of(type(value))
-    return f32
 
 
 def from_mlir(element_type: ir.Type) -> DType:
