@@ -98,26 +98,26 @@ def test_packed_matmuls() -> None:
         #a = affine_map<(m, n, k) -> (m, k)>
         #bt = affine_map<(m, n, k) -> (n, k)>
         #c = affine_map<(m, n, k) -> (m, n)>
-        func.func @mm(%a: tensor<130x40xf32>, %b: tensor<40x1024xf32>, %w: tensor<192x40xf32>)
-            -> (tensor<130x1024xf32>, tensor<130x192xf32>) {
+        func.func @mm(%a: tensor<130x40xf32>, %b: tensor<40x1024xf32>, %w: tensor<200x40xf32>)
+            -> (tensor<130x1024xf32>, tensor<130x200xf32>) {
           %zero = arith.constant 0.0 : f32
           %e = tensor.empty() : tensor<130x1024xf32>
           %c = linalg.fill ins(%zero : f32) outs(%e : tensor<130x1024xf32>) -> tensor<130x1024xf32>
           %r = linalg.matmul ins(%a, %b : tensor<130x40xf32>, tensor<40x1024xf32>) outs(%c : tensor<130x1024xf32>) -> tensor<130x1024xf32>
-          %e2 = tensor.empty() : tensor<130x192xf32>
-          %c2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<130x192xf32>) -> tensor<130x192xf32>
+          %e2 = tensor.empty() : tensor<130x200xf32>
+          %c2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<130x200xf32>) -> tensor<130x200xf32>
           %t = linalg.generic {indexing_maps = [#a, #bt, #c], iterator_types = ["parallel", "parallel", "reduction"]}
-              ins(%a, %w : tensor<130x40xf32>, tensor<192x40xf32>) outs(%c2 : tensor<130x192xf32>) {
+              ins(%a, %w : tensor<130x40xf32>, tensor<200x40xf32>) outs(%c2 : tensor<130x200xf32>) {
             ^bb0(%x: f32, %y: f32, %acc: f32):
               %p = arith.mulf %x, %y : f32
               %s = arith.addf %acc, %p : f32
               linalg.yield %s : f32
-          } -> tensor<130x192xf32>
-          return %r, %t : tensor<130x1024xf32>, tensor<130x192xf32>
+          } -> tensor<130x200xf32>
+          return %r, %t : tensor<130x1024xf32>, tensor<130x200xf32>
         }
         """
     )
-    a, b, w = rand(130, 40), rand(40, 1024), rand(192, 40)
+    a, b, w = rand(130, 40), rand(40, 1024), rand(200, 40)
     r, t = exe.mm(a, b, w)
     assert_close(r, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
     assert_close(t, a.astype(np.float64) @ w.T, rtol=1e-4, atol=1e-4)

@@ -16,7 +16,8 @@ The copy costs K*N element moves against M*N*K multiply-adds; it is done
 for row-major B only when rows are a multiple of 4 KiB apart and M is large
 (measured: it pays at 1024x1024x1024, not at 512 or 128x784x512), and always
 for transposed B layouts (``B[n, k]``), whose strided reads it makes
-contiguous.
+contiguous.  When N is not a multiple of the panel width, the last columns
+are split off into an unpacked contraction on slices.
 """
 
 from __future__ import annotations
@@ -38,12 +39,19 @@ MIN_ROWS = 16
 
 @dataclass(frozen=True)
 class PackingPlan:
-    """Which operand of a contraction to pack, and how."""
+    """Which operand of a contraction to pack, and how.
+
+    ``packed_n`` columns (a multiple of ``panel``) go through the packed
+    contraction; the last ``extent_n - packed_n`` columns, if any, are split
+    off into a copy of the original contraction on slices.
+    """
 
     b_index: int
     panel: int
     n_dim: int
     k_dim: int
+    extent_n: int
+    packed_n: int
 
 
 def _dim_positions(amap: ir.AffineMap) -> list[int] | None:
@@ -65,7 +73,8 @@ def plan_packing(op: ir.Operation, nest: LoopNest, target: CpuTarget, options: S
     m, n, k = con.m[0], con.n[0], con.k[0]
     _, panel, _ = register_tile(target, nest, options)
     extent_m, extent_n, extent_k = nest.ranges[m], nest.ranges[n], nest.ranges[k]
-    if extent_n % panel or extent_n < 2 * panel or extent_m < MIN_ROWS or extent_k < MIN_ROWS:
+    packed_n = extent_n - extent_n % panel
+    if packed_n < 2 * panel or extent_m < MIN_ROWS or extent_k < MIN_ROWS:
         return None
     maps = [ir.AffineMapAttr(a).value for a in linalg.get_indexing_maps(op)]
     if len(maps) != 3:
@@ -78,9 +87,11 @@ def plan_packing(op: ir.Operation, nest: LoopNest, target: CpuTarget, options: S
     if len(b_candidates) != 1 or not output or output[-1] != n:
         return None
     b_dims = positions[b_candidates[0]]
-    if b_dims[-1] == n and not _conflicting_rows(extent_n * nest.element_bytes, extent_m):
+    if b_dims[-1] == n and (packed_n != extent_n or not _conflicting_rows(extent_n * nest.element_bytes, extent_m)):
         return None
-    return PackingPlan(b_index=b_candidates[0], panel=panel, n_dim=n, k_dim=k)
+    return PackingPlan(
+        b_index=b_candidates[0], panel=panel, n_dim=n, k_dim=k, extent_n=extent_n, packed_n=packed_n
+    )
 
 
 def _conflicting_rows(row_bytes: int, rows_of_a: int) -> bool:
@@ -171,6 +182,58 @@ def _rewrite(op: ir.Operation, plan: PackingPlan) -> None:
     result.replace_all_uses_except(collapsed, collapsed.owner.operation)
 
 
+def _slice(value: ir.Value, dim: int, offset: int, size: int) -> ir.Value:
+    """``tensor.extract_slice`` of ``size`` elements from ``offset`` along ``dim``."""
+    src = ir.RankedTensorType(value.type)
+    shape = list(src.shape)
+    offsets = [0] * len(shape)
+    offsets[dim] = offset
+    sizes = list(shape)
+    sizes[dim] = size
+    result = ir.RankedTensorType.get(sizes, src.element_type)
+    return tensor.extract_slice(
+        result, value, [], [], [], _i64_array(offsets), _i64_array(sizes), _i64_array([1] * len(shape))
+    )
+
+
+def _insert(value: ir.Value, dest: ir.Value, dim: int, offset: int) -> ir.Value:
+    shape = list(ir.RankedTensorType(value.type).shape)
+    offsets = [0] * len(shape)
+    offsets[dim] = offset
+    return tensor.insert_slice(
+        value, dest, [], [], [], _i64_array(offsets), _i64_array(shape), _i64_array([1] * len(shape))
+    )
+
+
+def _split_n(op: ir.Operation, plan: PackingPlan) -> ir.Operation:
+    """Split ``op`` along n into a panel-aligned part (returned) and a rest.
+
+    Both parts are copies of ``op`` on slices of B and of the init.  Each
+    part reads its init slice from the tensor it is inserted back into
+    (rest first, then the aligned part), the pattern One-Shot Bufferize
+    turns into in-place writes.
+    """
+    maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
+    b_n = [e.position for e in maps[plan.b_index].results].index(plan.n_dim)
+    c_n = len(maps[2].results) - 1
+    b_value, merged = op.operands[plan.b_index], op.operands[2]
+    rest = plan.extent_n - plan.packed_n
+    with ir.InsertionPoint(op), op.location:
+        part = None
+        for offset, size in ((plan.packed_n, rest), (0, plan.packed_n)):
+            b_part = _slice(b_value, b_n, offset, size)
+            c_part = _slice(merged, c_n, offset, size)
+            part = op.clone()  # inserted after the slices it uses
+            part.operands[plan.b_index] = b_part
+            part.operands[2] = c_part
+            part.results[0].set_type(c_part.type)
+            merged = _insert(part.results[0], merged, c_n, offset)
+    op.results[0].replace_all_uses_with(merged)
+    op.erase()
+    assert part is not None
+    return part
+
+
 _GENERALIZE_TAGGED = """
 module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
@@ -221,5 +284,7 @@ def pack_contractions(module: ir.Module, target: CpuTarget, options: ScheduleOpt
                 raise RuntimeError(f"packing: expected a generalized op at position {index}, got {op.name}")
             if tag in op.attributes:
                 del op.attributes[tag]
+            if plan.packed_n != plan.extent_n:
+                op = _split_n(op, plan)
             _rewrite(op, plan)
     return len(plans)
