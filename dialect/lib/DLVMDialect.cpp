@@ -6,6 +6,7 @@
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Transforms/InliningUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -17,6 +18,16 @@ using namespace mlir::dlvm;
 #define GET_ATTRDEF_CLASSES
 #include "dlvm/DLVMAttrs.cpp.inc"
 
+namespace {
+/// Every dlvm op is pure and region-free, so any of them can be inlined.
+struct DLVMInlinerInterface : public DialectInlinerInterface {
+  using DialectInlinerInterface::DialectInlinerInterface;
+  bool isLegalToInline(Operation *, Region *, bool, IRMapping &) const final {
+    return true;
+  }
+};
+} // namespace
+
 void DLVMDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
@@ -26,6 +37,7 @@ void DLVMDialect::initialize() {
 #define GET_ATTRDEF_LIST
 #include "dlvm/DLVMAttrs.cpp.inc"
       >();
+  addInterfaces<DLVMInlinerInterface>();
 }
 
 Operation *DLVMDialect::materializeConstant(OpBuilder &builder, Attribute value,
