@@ -11,6 +11,9 @@ Matmul: GFLOP/s (2*M*N*K / time) of a zero-filled ``linalg.matmul`` against
 Timings are medians over ``--repeats`` runs per side, taken in alternating
 blocks (three rounds) so that machine noise hits both alike; the load
 average is printed because other processes on the machine skew everything.
+On a shared VM the second core comes and goes: OpenBLAS's spinning worker
+threads hold on to it better than the async runtime's sleeping ones, so
+2-thread ratios vary from run to run much more than 1-thread ratios.
 """
 
 from __future__ import annotations
