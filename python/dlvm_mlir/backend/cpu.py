@@ -315,6 +315,32 @@ def _is_contiguous(memref_type: ir.MemRefType) -> bool:
     return memref_type.has_static_shape and list(strides) == expected[::-1]
 
 
+def copies_to_linalg(module: ir.Module, selects: Callable[[ir.Operation], bool]) -> int:
+    """Replace each ``memref.copy`` that ``selects`` accepts by a ``linalg.copy``.
+
+    Returns how many were rewritten.
+    """
+    copies: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "memref.copy" and selects(op):
+            copies.append(op)
+        return ir.WalkResult.ADVANCE
+
+    with module.context, ir.Location.unknown():
+        module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+        for op in copies:
+            with ir.InsertionPoint(op), op.location:
+                linalg_d.copy(op.operands[0], outs=[op.operands[1]])
+            op.erase()
+    return len(copies)
+
+
+def _is_strided_copy(op: ir.Operation) -> bool:
+    types = [ir.MemRefType(v.type) for v in op.operands if isinstance(v.type, ir.MemRefType)]
+    return len(types) != 2 or not all(_is_contiguous(t) for t in types)
+
+
 def rewrite_strided_copies(module: ir.Module) -> int:
     """Turn ``memref.copy`` between non-contiguous memrefs into ``linalg.copy``.
 
@@ -322,22 +348,7 @@ def rewrite_strided_copies(module: ir.Module) -> int:
     ``libmlir_c_runner_utils.so``, which must not be loaded in-process; a
     ``linalg.copy`` becomes plain loops instead.  Returns how many were rewritten.
     """
-    copies: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "memref.copy":
-            types = [ir.MemRefType(v.type) for v in op.operands if isinstance(v.type, ir.MemRefType)]
-            if len(types) != 2 or not all(_is_contiguous(t) for t in types):
-                copies.append(op)
-        return ir.WalkResult.ADVANCE
-
-    with module.context, ir.Location.unknown():
-        module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
-        for op in copies:
-            with ir.InsertionPoint(op):
-                linalg_d.copy(op.operands[0], outs=[op.operands[1]])
-            op.erase()
-    return len(copies)
+    return copies_to_linalg(module, _is_strided_copy)
 
 
 def stage_bufferize(module: ir.Module, options: CpuOptions) -> None:

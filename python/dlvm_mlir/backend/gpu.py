@@ -64,7 +64,7 @@ from mlir.dialects import gpu as gpu_d
 from mlir.execution_engine import ExecutionEngine
 
 from .analysis import analyze_linalg_op
-from .cpu import entry_point_signatures, stage_entry_points
+from .cpu import copies_to_linalg, entry_point_signatures, stage_entry_points
 from .gpu_host import HostReport, host_operations, legalize_host, wrap_in_launch
 from .gpu_kernels import matmul_config, matmul_kernel, matmul_spec
 from .gpu_schedule import (
@@ -308,22 +308,7 @@ def stage_fuse(module: ir.Module, options: GpuOptions) -> None:
 
 def _copies_to_linalg(module: ir.Module) -> int:
     """Every ``memref.copy`` outside kernels -> ``linalg.copy`` (tiled onto the GPU later)."""
-    from mlir.dialects import linalg
-
-    copies: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "memref.copy":
-            copies.append(op)
-        return ir.WalkResult.ADVANCE
-
-    with module.context, ir.Location.unknown():
-        module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
-        for op in copies:
-            with ir.InsertionPoint(op), op.location:
-                linalg.copy(op.operands[0], outs=[op.operands[1]])
-            op.erase()
-    return len(copies)
+    return copies_to_linalg(module, lambda op: True)
 
 
 def stage_bufferize(module: ir.Module, options: GpuOptions) -> None:
