@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dlvm-c/Attributes.h"
+#include "dlvm-c/Diagnostics.h"
 #include "dlvm-c/Dialect.h"
 #include "dlvm-c/Passes.h"
 
@@ -98,4 +99,24 @@ NB_MODULE(_dlvm, m) {
       "register_passes", []() { dlvmRegisterPasses(); },
       "Registers the dlvm C++ passes (dlvm-to-linalg) with MLIR's global pass "
       "registry, so textual pipelines (PassManager.parse) can name them.");
+
+  // The upstream bindings emit errors only (Location.emit_error).
+  m.def(
+      "emit_diagnostic",
+      [](MlirLocation location, const std::string &severity,
+         const std::string &message) {
+        MlirDiagnosticSeverity level;
+        if (severity == "error")
+          level = MlirDiagnosticError;
+        else if (severity == "warning")
+          level = MlirDiagnosticWarning;
+        else if (severity == "remark")
+          level = MlirDiagnosticRemark;
+        else
+          throw nb::value_error("severity must be 'error', 'warning' or 'remark'");
+        dlvmEmitDiagnostic(location, level,
+                           mlirStringRefCreate(message.data(), message.size()));
+      },
+      nb::arg("location"), nb::arg("severity"), nb::arg("message"),
+      "Emits a diagnostic of the given severity at a Location.");
 }

@@ -9,6 +9,7 @@ from mlir import ir
 
 import dlvm_mlir  # noqa: F401  (registers the dlvm dialect)
 from dlvm_mlir.errors import (
+    Diagnostic,
     DLVMError,
     PassPipelineFailure,
     PipelineError,
@@ -74,6 +75,17 @@ class RejectAdds(ModulePass):
                 self.emit_error(op, "additions are rejected")
 
 
+class RemarkAdds(ModulePass):
+    name = "test-registry-remark-adds"
+    summary = "Report every arith.addi as a remark, and warn once"
+
+    def run(self, module: ir.Operation) -> None:
+        for op in _ops(module):
+            if op.name == "arith.addi":
+                self.emit_remark(op, "an addition")
+        self.emit_warning(module, "done")
+
+
 class Crash(ModulePass):
     name = "test-registry-crash"
     summary = "Raise an unexpected exception"
@@ -100,7 +112,7 @@ def _self_pipeline() -> str:
 
 @pytest.fixture(autouse=True)
 def test_passes() -> Iterator[None]:
-    for cls in (CountAdds, RejectAdds, Crash):
+    for cls in (CountAdds, RejectAdds, RemarkAdds, Crash):
         register_pass(cls)
     register_pipeline(
         "test-registry-cleanup",
@@ -112,6 +124,7 @@ def test_passes() -> Iterator[None]:
     for name in (
         CountAdds.name,
         RejectAdds.name,
+        RemarkAdds.name,
         Crash.name,
         "test-registry-cleanup",
         "test-registry-self",
@@ -399,6 +412,25 @@ def test_emit_error_reports_every_error(module: ir.Module) -> None:
         run_pipeline(module, "test-registry-reject-adds", reproducer=False)
     assert [d.location.line for d in info.value.diagnostics] == [3, 4]
     assert info.value.reproducer is None
+
+
+def test_remarks_and_warnings_do_not_fail_the_pass(module: ir.Module) -> None:
+    seen: list[Diagnostic] = []
+
+    def record(diag: ir.Diagnostic) -> bool:
+        seen.append(Diagnostic.from_mlir(diag))
+        return True
+
+    handler = module.context.attach_diagnostic_handler(record)
+    try:
+        run_pipeline(module, "test-registry-remark-adds", reproducer=False)
+    finally:
+        handler.detach()
+    assert [(d.severity, d.message, d.location.line) for d in seen] == [
+        ("remark", "an addition", 3),
+        ("remark", "an addition", 4),
+        ("warning", "done", 0),  # the module: line 0 of the parsed string
+    ]
 
 
 def test_failed_pass_can_run_again(module: ir.Module) -> None:

@@ -36,6 +36,7 @@ from typing import ClassVar, TypeVar
 from mlir import ir
 from mlir.passmanager import ExternalPass
 
+from dlvm_mlir import _dlvm
 from dlvm_mlir.errors import PassError, PipelineError, RegistryError
 from dlvm_mlir.passes.options import (
     Option,
@@ -48,6 +49,8 @@ __all__ = [
     "ModulePass",
     "PipelineSpec",
     "emit_error",
+    "emit_remark",
+    "emit_warning",
     "get_pass",
     "get_pipeline",
     "load_plugin",
@@ -111,6 +114,14 @@ class ModulePass(ABC):
         emit_error(at, message)
         self._failed = True
 
+    def emit_warning(self, at: ir.Operation | ir.OpView | ir.Location, message: str) -> None:
+        """Report a warning at ``at`` (the pass does not fail)."""
+        emit_warning(at, message)
+
+    def emit_remark(self, at: ir.Operation | ir.OpView | ir.Location, message: str) -> None:
+        """Report a remark at ``at`` (e.g. what an analysis found)."""
+        emit_remark(at, message)
+
     def option_values(self) -> dict[str, OptionValue]:
         return {option.attr: getattr(self, option.attr) for option in self.options}
 
@@ -133,8 +144,21 @@ class ModulePass(ABC):
 
 def emit_error(at: ir.Operation | ir.OpView | ir.Location, message: str) -> None:
     """Emit an MLIR error diagnostic at an operation's location (or a location)."""
-    location = at if isinstance(at, ir.Location) else at.location
-    location.emit_error(message)
+    _location(at).emit_error(message)
+
+
+def emit_warning(at: ir.Operation | ir.OpView | ir.Location, message: str) -> None:
+    """Emit an MLIR warning at an operation's location (the pass does not fail)."""
+    _dlvm.emit_diagnostic(_location(at), "warning", message)
+
+
+def emit_remark(at: ir.Operation | ir.OpView | ir.Location, message: str) -> None:
+    """Emit an MLIR remark (a report, e.g. of an analysis) at an operation's location."""
+    _dlvm.emit_diagnostic(_location(at), "remark", message)
+
+
+def _location(at: ir.Operation | ir.OpView | ir.Location) -> ir.Location:
+    return at if isinstance(at, ir.Location) else at.location
 
 
 @dataclass(frozen=True)
