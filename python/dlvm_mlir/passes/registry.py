@@ -82,6 +82,8 @@ class ModulePass(ABC):
     To reject the input, ``raise PassError(message, at=op)`` or call
     ``self.emit_error(op, message)`` (which lets ``run`` go on to report more
     errors); either way the pass fails with an MLIR error at ``op``'s location.
+    ``self.emit_warning`` and ``self.emit_remark`` report without failing
+    (dlvm-opt prints them; from Python, attach a diagnostic handler to see them).
     """
 
     name: ClassVar[str]
