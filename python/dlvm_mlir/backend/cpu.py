@@ -14,10 +14,14 @@ with ``dump_dir=``, ``on_stage=`` or ``$DLVM_MLIR_DUMP_DIR``):
     tensors; the original body is inlined into it (recursive functions stay
     private functions).
 ``fuse``
+    the ``dlvm-kernel-fusion`` pass (:mod:`dlvm_mlir.transforms.kernel_fusion`):
     elementwise ops on tensors become ``linalg.generic`` ops and generic
     contractions become named ones; named elementwise / broadcast /
-    transpose ops are generalized and chains of elementwise generics are
-    fused (named contractions stay named, so nothing is fused into a matmul).
+    transpose ops and ``linalg.reduce`` are generalized, and elementwise
+    producers are fused into their single consumer: chains of elementwise
+    ops, a matmul's bias + activation epilogue (one nest consuming the
+    matmul: named contractions stay named), elementwise producers of
+    reductions.
 ``approximate-math``
     f32 ``math.exp/log/tanh/erf`` become polynomial ``arith`` code
     (:mod:`dlvm_mlir.backend.mathapprox`), so they vectorize.
@@ -55,6 +59,8 @@ from mlir import ir, passmanager
 from mlir.dialects import func as func_d
 from mlir.dialects import linalg as linalg_d
 
+from dlvm_mlir.transforms.kernel_fusion import FusionOptions, fuse_linalg, normalize_linalg
+
 from .boolmem import widen_bool_memrefs
 from .mathapprox import approximate_math
 from .packing import pack_contractions
@@ -78,17 +84,6 @@ __all__ = [
 ]
 
 IMPL_SUFFIX = "__dlvm_impl"
-
-#: named linalg ops generalized before elementwise fusion
-_FUSIBLE_NAMED_OPS = (
-    "linalg.add", "linalg.sub", "linalg.mul", "linalg.div", "linalg.div_unsigned",
-    "linalg.max", "linalg.min", "linalg.powf", "linalg.exp", "linalg.log", "linalg.abs",
-    "linalg.ceil", "linalg.floor", "linalg.negf", "linalg.reciprocal", "linalg.round",
-    "linalg.sqrt", "linalg.rsqrt", "linalg.square", "linalg.tanh", "linalg.erf",
-    "linalg.select", "linalg.elementwise", "linalg.map", "linalg.broadcast",
-    "linalg.transpose", "linalg.copy",
-)
-
 
 @dataclass(frozen=True)
 class CpuOptions:
@@ -239,27 +234,20 @@ def stage_entry_points(module: ir.Module, options: CpuOptions) -> None:
 # --------------------------------------------------------------------------
 
 
-def _generalize_script() -> str:
-    names = ", ".join(f'"{n}"' for n in _FUSIBLE_NAMED_OPS)
-    return (
-        "module attributes {transform.with_named_sequence} {\n"
-        "  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {\n"
-        f"    %ops = transform.structured.match ops{{[{names}]}} in %root"
-        " : (!transform.any_op) -> !transform.any_op\n"
-        "    %g = transform.structured.generalize %ops : (!transform.any_op) -> !transform.any_op\n"
-        "    transform.yield\n"
-        "  }\n"
-        "}\n"
-    )
+#: CPU: reductions fuse with their elementwise producers; shared producers are
+#: not recomputed (a softmax's exp(x - max) is read back from cache instead)
+CPU_FUSION = FusionOptions(reductions=True, duplicate_producers=0)
 
 
 def stage_fuse(module: ir.Module, options: CpuOptions) -> None:
-    """Elementwise ops -> generic ops, then fuse elementwise producers into consumers."""
-    _run_passes(module, "func.func(convert-elementwise-to-linalg),linalg-specialize-generic-ops")
-    if not options.fuse_elementwise:
-        return
-    run_transform_script(module, _generalize_script())
-    _run_passes(module, "linalg-fuse-elementwise-ops,canonicalize,cse")
+    """Elementwise ops -> generic ops, then fuse elementwise producers into consumers.
+
+    One implementation with the ``dlvm-kernel-fusion`` pass
+    (:mod:`dlvm_mlir.transforms.kernel_fusion`).
+    """
+    normalize_linalg(module)
+    if options.fuse_elementwise:
+        fuse_linalg(module, CPU_FUSION)
 
 
 # --------------------------------------------------------------------------

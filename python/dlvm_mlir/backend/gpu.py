@@ -63,6 +63,8 @@ from mlir.dialects import func as func_d
 from mlir.dialects import gpu as gpu_d
 from mlir.execution_engine import ExecutionEngine
 
+from dlvm_mlir.transforms.kernel_fusion import FusionOptions, fuse_linalg, normalize_linalg
+
 from .analysis import analyze_linalg_op
 from .cpu import copies_to_linalg, entry_point_signatures, stage_entry_points
 from .gpu_host import HostReport, host_operations, legalize_host, wrap_in_launch
@@ -143,30 +145,6 @@ def _run_passes(module: ir.Module, pipeline: str) -> None:
 # stage: fuse
 # --------------------------------------------------------------------------
 
-_GENERALIZED = (
-    "linalg.add", "linalg.sub", "linalg.mul", "linalg.div", "linalg.div_unsigned",
-    "linalg.max", "linalg.min", "linalg.powf", "linalg.exp", "linalg.log", "linalg.abs",
-    "linalg.ceil", "linalg.floor", "linalg.negf", "linalg.reciprocal", "linalg.round",
-    "linalg.sqrt", "linalg.rsqrt", "linalg.square", "linalg.tanh", "linalg.erf",
-    "linalg.select", "linalg.elementwise", "linalg.map", "linalg.broadcast",
-    "linalg.transpose", "linalg.copy", "linalg.reduce",
-)
-
-
-def _generalize_script() -> str:
-    names = ", ".join(f'"{n}"' for n in _GENERALIZED)
-    return (
-        "module attributes {transform.with_named_sequence} {\n"
-        "  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {\n"
-        f"    %ops = transform.structured.match ops{{[{names}]}} in %root"
-        " : (!transform.any_op) -> !transform.any_op\n"
-        "    %g = transform.structured.generalize %ops : (!transform.any_op) -> !transform.any_op\n"
-        "    transform.yield\n"
-        "  }\n"
-        "}\n"
-    )
-
-
 def _is_transpose(op: ir.Operation) -> ir.AffineMap | None:
     """For a pure transpose ``Y = transpose(X)`` (named or generic), the map giving X's
     indices from Y's (the input indexing map of the equivalent generic)."""
@@ -245,60 +223,25 @@ def fold_transposes_into_matmuls(module: ir.Module) -> int:
     return folded
 
 
-def _is_elementwise_generic(op: ir.Operation) -> bool:
-    if op.name != "linalg.generic" or len(op.results) != 1:
-        return False
-    iterators = [str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"])]
-    return all("parallel" in it for it in iterators)
-
-
-def duplicate_shared_producers(module: ir.Module, max_uses: int = 4) -> int:
-    """Give each generic consumer its own copy of a multi-use elementwise producer.
-
-    ``linalg-fuse-elementwise-ops`` only fuses a producer with a single use;
-    on a GPU recomputing an elementwise value in each consumer is cheaper
-    than writing it to memory and reading it back (softmax's ``exp(x - max)``
-    feeds both the sum and the division).  Only producers whose users are
-    all ``linalg.generic`` ops (so every copy fuses away) with at most
-    ``max_uses`` uses are copied.  Returns the number of copies made.
-    """
-    producers: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if _is_elementwise_generic(op):
-            producers.append(op)
-        return ir.WalkResult.ADVANCE
-
-    copies = 0
-    with module.context, ir.Location.unknown():
-        module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
-        for op in producers:
-            uses = list(op.results[0].uses)
-            if not 1 < len(uses) <= max_uses:
-                continue
-            users = [use.owner.operation if hasattr(use.owner, "operation") else use.owner for use in uses]
-            if not all(user.name == "linalg.generic" for user in users):
-                continue
-            for use, user in list(zip(uses, users))[1:]:
-                clone = op.clone(ir.InsertionPoint(user))
-                user.operands[use.operand_number] = clone.results[0]
-                copies += 1
-    return copies
+#: GPU: reductions fuse with their elementwise producers, and a producer shared
+#: by up to 4 generic consumers is recomputed in each (cheaper than a round trip
+#: through global memory)
+GPU_FUSION = FusionOptions(reductions=True, duplicate_producers=4)
 
 
 def stage_fuse(module: ir.Module, options: GpuOptions) -> None:
-    """Elementwise ops -> generic ops; fuse producers into consumers (reductions too)."""
-    _run_passes(module, "func.func(convert-elementwise-to-linalg),linalg-specialize-generic-ops")
+    """Elementwise ops -> generic ops; fuse producers into consumers (reductions too).
+
+    The fusion is the ``dlvm-kernel-fusion`` pass's
+    (:mod:`dlvm_mlir.transforms.kernel_fusion`); transposes feeding a matmul
+    are folded into it first.
+    """
+    normalize_linalg(module)
     if options.fold_transposes:
         fold_transposes_into_matmuls(module)
         _run_passes(module, "canonicalize,cse")
-    if not options.fuse_elementwise:
-        return
-    run_transform_script(module, _generalize_script())
-    _run_passes(module, "linalg-fuse-elementwise-ops,canonicalize")
-    if duplicate_shared_producers(module):
-        _run_passes(module, "linalg-fuse-elementwise-ops,canonicalize")
-    _run_passes(module, "cse")
+    if options.fuse_elementwise:
+        fuse_linalg(module, GPU_FUSION)
 
 
 # --------------------------------------------------------------------------
