@@ -6,7 +6,9 @@
   stages on a copy of the module in a fresh context.  The stages run nested
   pass managers whose passes add dialect extensions to the context, which
   MLIR forbids while the outer pass manager (dlvm-opt's) runs; the result
-  then replaces the module's contents.
+  then replaces the module's contents;
+* :func:`report_failure` - a stage's exception as MLIR errors at the
+  original locations (no traceback).
 """
 
 from __future__ import annotations
@@ -15,12 +17,14 @@ from collections.abc import Callable
 
 from mlir import ir
 
-from dlvm_mlir.passes import run_pipeline
+from dlvm_mlir.errors import DiagnosticError, Diagnostic
+from dlvm_mlir.passes import ModulePass, run_pipeline
 
 __all__ = [
     "has_derivative_declarations",
     "has_dlvm_ops",
     "replace_contents",
+    "report_failure",
     "run_in_private_context",
     "to_linalg",
 ]
@@ -52,6 +56,33 @@ def run_in_private_context(module: ir.Operation, stages: Callable[[ir.Module], o
         stages(work)
         result = work.operation.get_asm(enable_debug_info=True)
     return ir.Module.parse(result, module.context)
+
+
+def _diagnostics_of(exc: BaseException) -> list[Diagnostic]:
+    """The error diagnostics an exception (or the exception it was raised from) carries."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, DiagnosticError):
+            return [d for d in seen.diagnostics if d.severity == "error"]
+        if isinstance(seen, ir.MLIRError):
+            return [Diagnostic.from_mlir(d) for d in seen.error_diagnostics]
+        seen = seen.__cause__
+    return []
+
+
+def report_failure(pass_: ModulePass, module: ir.Operation, what: str, exc: BaseException) -> None:
+    """Report ``exc`` from a stage run by :func:`run_in_private_context` as errors.
+
+    One error at ``module`` (``what: first line of the exception``), then each
+    error diagnostic the exception carries at its original position.
+    """
+    pass_.emit_error(module, f"{what}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+    for diag in _diagnostics_of(exc):
+        at: ir.Operation | ir.Location = module
+        if diag.location is not None:
+            where = diag.location
+            at = ir.Location.file(where.filename, where.line, where.column, context=module.context)
+        pass_.emit_error(at, diag.message)
 
 
 def has_derivative_declarations(module: ir.OpView | ir.Module) -> bool:

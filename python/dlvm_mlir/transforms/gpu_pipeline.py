@@ -25,7 +25,8 @@ from mlir import ir
 
 from dlvm_mlir.backend.gpu import GPU_STAGE_NAMES, GpuOptions, lower_to_gpu
 from dlvm_mlir.backend.gpu_schedule import GpuScheduleOptions
-from dlvm_mlir.passes import ModulePass, Option, PassError, register_pass, run_pipeline
+from dlvm_mlir.passes import ModulePass, Option, PassError, register_pass
+from dlvm_mlir.transforms._lowering import replace_contents, report_failure, run_in_private_context, to_linalg
 
 STOP_POINTS = ("linalg", *GPU_STAGE_NAMES)
 
@@ -66,67 +67,16 @@ class GpuPipeline(ModulePass):
                 block_threads=self.block_threads, mma=self.mma, matmul_kernels=self.matmul_kernels
             ),
         )
-        # The stages run nested pass managers whose passes add dialect
-        # extensions to the context, which MLIR forbids while the outer pass
-        # manager runs: they work on a copy in a private context, and the
-        # result replaces this module's contents.
-        text = module.get_asm(enable_debug_info=True)
-        work = ir.Module.parse(text, ir.Context())
-        with work.context:
-            _to_linalg(work.operation.opview, self.optimize)
+        # on a copy in a private context: see dlvm_mlir.transforms._lowering
+
+        def stages(work: ir.Module) -> None:
+            to_linalg(work.operation.opview, self.optimize)
             if self.stop_at != "linalg":
-                try:
-                    lower_to_gpu(work, options, stop_after=self.stop_at)
-                except Exception as exc:  # ExecutionError and pass failures inside the stages
-                    raise PassError(str(exc).splitlines()[0], at=module) from exc
-            result = work.operation.get_asm(enable_debug_info=True)
-        _replace_contents(module, ir.Module.parse(result, module.context))
+                lower_to_gpu(work, options, stop_after=self.stop_at)
 
-
-def _replace_contents(module: ir.Operation, new: ir.Module) -> None:
-    """Make ``module`` hold ``new``'s operations and attributes."""
-    body = module.regions[0].blocks[0]
-    for op in list(body.operations):
-        op.operation.erase()
-    for op in list(new.body.operations):
-        op.operation.detach_from_parent()
-        body.append(op.operation)
-    attributes = new.operation.attributes
-    for index in range(len(attributes)):
-        named = attributes[index]
-        module.attributes[named.name] = named.attr
-
-
-def _has_derivative_declarations(module: ir.OpView) -> bool:
-    for op in module.body.operations:
-        attrs = op.attributes
-        if "dlvm.gradient" in attrs or "dlvm.tangent" in attrs:
-            return True
-    return False
-
-
-def _has_dlvm_ops(module: ir.OpView) -> bool:
-    found = False
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        nonlocal found
-        if op.name.startswith("dlvm."):
-            found = True
-            return ir.WalkResult.INTERRUPT
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return found
-
-
-def _to_linalg(module: ir.OpView, optimize: bool) -> None:
-    """The target-independent stages of dlvm_mlir.compile, on this module."""
-    steps = []
-    if _has_derivative_declarations(module):
-        steps.append("dlvm-differentiate")
-    if _has_dlvm_ops(module) or steps:
-        if optimize:
-            steps.append("dlvm-optimize")
-        steps += ["dlvm-to-linalg", "canonicalize", "cse"]
-    if steps:
-        run_pipeline(module, f"builtin.module({','.join(steps)})", reproducer=False)
+        try:
+            result = run_in_private_context(module, stages)
+        except Exception as exc:  # ExecutionError and pass failures inside the stages
+            report_failure(self, module, "dlvm-gpu-pipeline", exc)
+            return
+        replace_contents(module, result)

@@ -1,0 +1,108 @@
+"""dlvm-cpu-pipeline: DLVM (or linalg) IR to the LLVM dialect for the CPU, as one flag.
+
+The same stages as ``dlvm_mlir.compile(text, target="cpu")`` (see
+:mod:`dlvm_mlir.backend.cpu` and docs/cpu.md), as a ModulePass::
+
+    linalg              dlvm-differentiate (when the module declares derivatives),
+                        dlvm-optimize (optimize=true), dlvm-to-linalg
+    entry-points        public functions -> C-interface entry points
+    fuse                dlvm-kernel-fusion
+    approximate-math    f32 exp/log/tanh/erf -> vectorizable polynomials
+    pack                B of large matmuls packed into register-tile panels
+    tile-and-vectorize  per-op transform schedules: threads, cache and register tiles, vectors
+    bufferize           One-Shot Bufferize, results -> out-parameters
+    lower-vectors       vector.contract -> FMAs, n-D vectors -> 1-D
+    parallelize         scf.forall -> async runtime tasks (threads > 1)
+    to-llvm             everything to the LLVM dialect
+
+``stop-at=<stage>`` prints the IR after that stage, e.g.
+``dlvm-opt --dlvm-cpu-pipeline=stop-at=tile-and-vectorize`` for the tiled,
+vectorized loops on tensors.  After ``to-llvm`` the module is in the LLVM
+dialect only (``mlir-translate --mlir-to-llvmir`` takes it); with
+``threads`` > 1 it calls the async runtime (``libmlir_async_runtime.so``).
+
+Tile sizes follow the host CPU (SIMD width, caches) unless ``vector-bits``
+fixes the SIMD width, which makes the output the same on every machine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from mlir import ir
+
+from dlvm_mlir.backend.cpu import STAGE_NAMES, CpuOptions, lower_to_llvm_cpu
+from dlvm_mlir.backend.target import CpuTarget, host_target
+from dlvm_mlir.passes import ModulePass, Option, PassError, register_pass
+from dlvm_mlir.transforms._lowering import replace_contents, report_failure, run_in_private_context, to_linalg
+
+__all__ = ["CpuPipeline", "STOP_POINTS", "cpu_options"]
+
+STOP_POINTS = ("linalg", *STAGE_NAMES)
+
+VECTOR_BITS = (0, 128, 256, 512)
+
+
+def cpu_options(
+    *,
+    threads: int = 2,
+    vectorize: bool = True,
+    fuse: bool = True,
+    fast_math: bool = True,
+    pack: bool = True,
+    vector_bits: int = 0,
+) -> CpuOptions:
+    """The :class:`CpuOptions` for the pass options (``vector_bits=0``: the host's)."""
+    target: CpuTarget = host_target()
+    if vector_bits:
+        target = replace(target, vector_bits=vector_bits, vector_registers=32 if vector_bits == 512 else 16)
+    return CpuOptions(
+        threads=threads,
+        vectorize=vectorize,
+        fuse_elementwise=fuse,
+        fast_math_approximations=fast_math,
+        pack_operands=pack,
+        target=target,
+    )
+
+
+@register_pass
+class CpuPipeline(ModulePass):
+    name = "dlvm-cpu-pipeline"
+    summary = "Lower DLVM/linalg IR through fusion, tiling, vectorization and bufferization to the LLVM dialect (CPU)"
+    options = (
+        Option("threads", int, 2, "threads the parallel loops are split over (1: no async runtime)"),
+        Option("vectorize", bool, True, "tile and vectorize (false: scalar loops)"),
+        Option("vector-bits", int, 0, "SIMD width for tile sizes: 128, 256, 512, or 0 for the host's"),
+        Option("fuse", bool, True, "fuse elementwise producers into consumers and reductions (dlvm-kernel-fusion)"),
+        Option("fast-math", bool, True, "f32 exp/log/tanh/erf as vectorizable polynomial approximations"),
+        Option("pack", bool, True, "pack the B operand of large matmuls into contiguous panels"),
+        Option("optimize", bool, True, "run dlvm-optimize before dlvm-to-linalg"),
+        Option("stop-at", str, "to-llvm", "stop after this stage", choices=STOP_POINTS),
+    )
+
+    def run(self, module: ir.Operation) -> None:
+        if not 1 <= self.threads <= 1024:
+            raise PassError(f"threads must be in [1, 1024], got {self.threads}", at=module)
+        if self.vector_bits not in VECTOR_BITS:
+            raise PassError(f"vector-bits must be 0 (host), 128, 256 or 512, got {self.vector_bits}", at=module)
+        options = cpu_options(
+            threads=self.threads,
+            vectorize=self.vectorize,
+            fuse=self.fuse,
+            fast_math=self.fast_math,
+            pack=self.pack,
+            vector_bits=self.vector_bits,
+        )
+
+        def stages(work: ir.Module) -> None:
+            to_linalg(work.operation.opview, self.optimize)
+            if self.stop_at != "linalg":
+                lower_to_llvm_cpu(work, options=options, stop_after=self.stop_at)
+
+        try:
+            result = run_in_private_context(module, stages)
+        except Exception as exc:  # ExecutionError, pass failures inside the stages
+            report_failure(self, module, "dlvm-cpu-pipeline", exc)
+            return
+        replace_contents(module, result)
