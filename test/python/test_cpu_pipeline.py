@@ -1,0 +1,148 @@
+"""dlvm-cpu-pipeline and dlvm-kernel-fusion: the passes' output runs and matches the compile() path."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dlvm_mlir  # noqa: F401  (registers the dialect)
+from dlvm_mlir.backend import CpuExecutable, entry_point_signatures, lower_to_llvm_cpu
+from dlvm_mlir.backend.cpu import STAGE_NAMES
+from dlvm_mlir.config import mlir_opt_path
+from dlvm_mlir.passes import get_pass, run_pipeline
+from dlvm_mlir.transforms.cpu_pipeline import STOP_POINTS, cpu_options
+from dlvm_mlir.transforms.kernel_fusion import FusionOptions, count_kernels, fuse_kernels
+from mlir import ir
+
+PROGRAM = """
+func.func @layer(%x: tensor<16x48xf32>, %w: tensor<48x40xf32>, %b: tensor<1x40xf32>) -> tensor<16x40xf32> {
+  %0 = dlvm.dot %x, %w : tensor<16x48xf32>, tensor<48x40xf32>
+  %1 = dlvm.add %0, %b : tensor<16x40xf32>, tensor<1x40xf32>
+  %2 = dlvm.tanh %1 : tensor<16x40xf32>
+  return %2 : tensor<16x40xf32>
+}
+func.func @softmax(%x: tensor<16x40xf32>) -> tensor<16x40xf32> {
+  %0 = dlvm.softmax %x axis 1 : tensor<16x40xf32>
+  return %0 : tensor<16x40xf32>
+}
+func.func @loss(%x: tensor<16x40xf32>) -> tensor<f32> {
+  %0 = dlvm.mul %x, %x : tensor<16x40xf32>, tensor<16x40xf32>
+  %1 = dlvm.reduce add %0 dims [0, 1] : tensor<16x40xf32>
+  return %1 : tensor<f32>
+}
+func.func private @loss_grad(tensor<16x40xf32>) -> tensor<16x40xf32>
+    attributes {dlvm.gradient = #dlvm.gradient<of @loss wrt [0]>}
+"""
+
+RNG = np.random.default_rng(7)
+
+
+def _run(text: str, pipeline: str) -> ir.Module:
+    module = ir.Module.parse(text, ir.Context())
+    run_pipeline(module, f"builtin.module({pipeline})")
+    return module
+
+
+def test_registered_with_every_stage_as_stop_point() -> None:
+    cls = get_pass("dlvm-cpu-pipeline")
+    assert cls is not None
+    assert STOP_POINTS == ("linalg", *STAGE_NAMES)
+    stop_at = next(option for option in cls.options if option.name == "stop-at")
+    assert stop_at.choices == STOP_POINTS and stop_at.default == "to-llvm"
+    assert get_pass("dlvm-kernel-fusion") is not None
+
+
+def test_options_map_onto_cpu_options() -> None:
+    options = cpu_options(threads=3, vectorize=False, fuse=False, fast_math=False, pack=False, vector_bits=128)
+    assert (options.threads, options.vectorize, options.fuse_elementwise) == (3, False, False)
+    assert (options.fast_math_approximations, options.pack_operands) == (False, False)
+    assert options.target.vector_bits == 128 and options.schedule.threads == 3
+
+
+def test_same_code_as_the_compile_path() -> None:
+    """The pass runs the very stages of dlvm_mlir.compile(target="cpu")."""
+    from dlvm_mlir.compiler import lower
+
+    linalg = lower(PROGRAM)
+    with linalg.context:
+        lower_to_llvm_cpu(linalg, options=cpu_options(threads=2))
+        expected = str(linalg)
+    assert str(_run(PROGRAM, "dlvm-cpu-pipeline{threads=2}")) == expected
+
+
+def test_llvm_output_translates_and_runs() -> None:
+    llvm_module = _run(PROGRAM, "dlvm-cpu-pipeline")
+    text = str(llvm_module)
+    translate = Path(mlir_opt_path()).with_name("mlir-translate")
+    llvm_ir = subprocess.run(
+        [str(translate), "--mlir-to-llvmir"], input=text, capture_output=True, text=True, check=True
+    ).stdout
+    assert "define void @_mlir_ciface_layer(" in llvm_ir
+
+    signatures = entry_point_signatures(_run(PROGRAM, "dlvm-cpu-pipeline{stop-at=linalg}"))
+    exe = CpuExecutable(llvm_module, signatures)
+    x = RNG.standard_normal((16, 48)).astype(np.float32)
+    w = RNG.standard_normal((48, 40)).astype(np.float32) / 7
+    b = RNG.standard_normal((1, 40)).astype(np.float32)
+    np.testing.assert_allclose(exe.layer(x, w, b), np.tanh(x.astype(np.float64) @ w + b), rtol=1e-5, atol=1e-5)
+    y = RNG.standard_normal((16, 40)).astype(np.float32)
+    e = np.exp(y - y.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(exe.softmax(y), e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(exe.loss(y), (y.astype(np.float64) ** 2).sum(), rtol=1e-5)
+    np.testing.assert_allclose(exe.loss_grad(y), 2 * y, rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ("threads=0", "threads must be in [1, 1024], got 0"),
+        ("vector-bits=96", "vector-bits must be 0 (host), 128, 256 or 512, got 96"),
+        ("stop-at=nowhere", "option 'stop-at' expects one of linalg,"),
+        ("threads=two", "option 'threads' expects an integer, got 'two'"),
+    ],
+)
+def test_bad_options_are_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], options: str, message: str
+) -> None:
+    from dlvm_mlir.tools.opt import main as opt_main
+
+    src = tmp_path / "p.mlir"
+    src.write_text(PROGRAM)
+    assert opt_main([f"--dlvm-cpu-pipeline={options}", str(src)]) == 1
+    err = capsys.readouterr().err
+    assert "error:" in err and message in err and "Traceback" not in err
+
+
+def test_unsupported_input_is_an_error_at_the_op(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from dlvm_mlir.tools.opt import main as opt_main
+
+    src = tmp_path / "dyn.mlir"
+    src.write_text(
+        "func.func @f(%x: tensor<?xf32>) -> tensor<?xf32> {\n"
+        "  %0 = dlvm.exp %x : tensor<?xf32>\n"
+        "  return %0 : tensor<?xf32>\n"
+        "}\n"
+    )
+    assert opt_main(["--dlvm-cpu-pipeline", str(src)]) == 1
+    err = capsys.readouterr().err
+    assert f"{src}:2:8: error: 'dlvm.exp' op cannot be lowered by dlvm-to-linalg" in err
+    assert "Traceback" not in err
+
+
+def test_count_kernels_before_and_after_fusion() -> None:
+    module = _run(PROGRAM, "dlvm-differentiate,dlvm-to-linalg,canonicalize,cse")
+    before = count_kernels(module, per_function=True)
+    assert before["layer"] == {"total": 4, "fill": 1, "generic": 2, "matmul": 1}
+    assert before["softmax"] == {"total": 6, "fill": 2, "generic": 2, "reduce": 2}
+    with module.context:
+        fuse_kernels(module, FusionOptions(duplicate_producers=4))
+    after = count_kernels(module, per_function=True)
+    assert after["layer"] == {"total": 3, "fill": 1, "generic": 1, "matmul": 1}
+    assert after["softmax"] == {"total": 5, "fill": 2, "generic": 1, "generic-reduction": 2}
+    assert after["loss"] == {"total": 2, "fill": 1, "generic-reduction": 1}
+    total = count_kernels(module)
+    assert total["total"] == sum(counts["total"] for counts in after.values())
+    assert total["matmul"] == 1
