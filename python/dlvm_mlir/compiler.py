@@ -24,7 +24,7 @@ from typing import Any
 from mlir import ir
 
 from .errors import DLVMError
-from .passes import run_pipeline
+from .passes import pass_text, run_pipeline
 from .tools.source import parse_module
 
 __all__ = ["CompileError", "CompileOptions", "Executable", "STAGES", "compile", "lower"]
@@ -44,12 +44,20 @@ class CompileOptions:
     optimize: bool = True
     threads: int = field(default_factory=lambda: os.cpu_count() or 1)
     gpu_chip: str = "sm_90"
+    checkpoint: str = "save-everything"
+    """dlvm-checkpoint policy for gradient functions (see dlvm_mlir.transforms.checkpoint)."""
+    checkpoint_budget: str = ""
+    """Residual memory budget with ``checkpoint="min-recompute"`` (e.g. "1MiB")."""
 
     def __post_init__(self) -> None:
         if self.target not in TARGETS:
             raise CompileError(f"unknown target '{self.target}' (expected one of {', '.join(TARGETS)})")
         if self.threads < 1:
             raise CompileError(f"threads must be at least 1, got {self.threads}")
+        from .transforms.checkpoint import POLICIES
+
+        if self.checkpoint not in POLICIES:
+            raise CompileError(f"unknown checkpoint policy '{self.checkpoint}' (expected one of {', '.join(POLICIES)})")
 
 
 def _has_derivative_declarations(module: ir.Module) -> bool:
@@ -66,7 +74,14 @@ def stage_ad(module: ir.Module, options: CompileOptions) -> None:
 
 
 def stage_optimize(module: ir.Module, options: CompileOptions) -> None:
-    pipeline = "dlvm-optimize" if options.optimize else "canonicalize,cse"
+    checkpoint = {"checkpoint": options.checkpoint} if options.checkpoint != "save-everything" else {}
+    if options.checkpoint_budget:
+        checkpoint["checkpoint-budget"] = options.checkpoint_budget
+    if options.optimize:
+        pipeline = pass_text("dlvm-optimize", **checkpoint)
+    else:
+        renamed = {"policy" if k == "checkpoint" else "budget": v for k, v in checkpoint.items()}
+        pipeline = (pass_text("dlvm-checkpoint", **renamed) + "," if checkpoint else "") + "canonicalize,cse"
     run_pipeline(module, f"builtin.module({pipeline})")
 
 
@@ -145,15 +160,23 @@ def compile(  # noqa: A001 - the public name mirrors the issue's API
     *,
     optimize: bool = True,
     threads: int | None = None,
+    checkpoint: str = "save-everything",
+    checkpoint_budget: str = "",
     filename: str = "<input>",
 ) -> Executable:
     """Compile DLVM IR (text or module) for ``target`` ("cpu" or "cuda").
 
+    ``checkpoint`` / ``checkpoint_budget`` choose what gradient functions save
+    for their reverse sweep (dlvm-checkpoint's ``policy`` and ``budget``).
     Results are cached in process (keyed by IR text and options); the CPU back
     end also caches the lowered code on disk.
     """
     options = CompileOptions(
-        target=target, optimize=optimize, threads=threads or CompileOptions().threads
+        target=target,
+        optimize=optimize,
+        threads=threads or CompileOptions().threads,
+        checkpoint=checkpoint,
+        checkpoint_budget=checkpoint_budget,
     )
     key = _key(source, options)
     if key in _EXECUTABLES:

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 
 from mlir import ir
 
+from dlvm_mlir.ad.sweeps import forward_location
+
 __all__ = ["Scope", "clone_mapped", "defined_inside", "free_values", "terminator", "walk_ops"]
 
 
@@ -112,6 +114,9 @@ def clone_mapped(op: ir.Operation, scope: Scope) -> ir.Operation:
     """
     op = op.operation
     new = op.clone()
+    # A copy is forward code of the function being built, whatever sweep the
+    # original belonged to (differentiating a gradient function).
+    new.location = forward_location(op.location)
     for i, v in enumerate(op.operands):
         new.operands[i] = scope[v]
     if len(new.regions):

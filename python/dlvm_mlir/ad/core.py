@@ -23,6 +23,7 @@ from dlvm_mlir.ad.activity import Activity
 from dlvm_mlir.ad.cloning import Scope, body_ops, clone_mapped, free_values, terminator
 from dlvm_mlir.ad.errors import DifferentiationError, describe_location
 from dlvm_mlir.ad.registry import adjoint_rule, augmented_forward_rule
+from dlvm_mlir.ad.sweeps import adjoint_location
 from dlvm_mlir.dialects.dlvm import DerivativeDecl
 
 if TYPE_CHECKING:
@@ -181,7 +182,7 @@ class ReverseSweep:
         rule = adjoint_rule(op.name)
         if rule is None:
             raise self.no_rule(op)
-        with op.location:
+        with adjoint_location(op.location):
             rule(Reverse(self, op, scope, adjoints))
 
     def active_free_values(self, op: ir.Operation) -> list[ir.Value]:

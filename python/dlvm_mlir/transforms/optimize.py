@@ -7,9 +7,10 @@
    and dot chains are visible; then ``dlvm-algebra-simplify`` again for what
    fusion and reordering expose (transposes of concatenations, ...).
    ``linalg=false`` leaves them out: both reassociate sums of products.
-4. ``canonicalize,cse`` again. Checkpointing (``dlvm-checkpoint``, which
-   trades stored values for recomputation) belongs right before this
-   cleanup, on fully simplified IR.
+4. ``dlvm-checkpoint`` (only with ``checkpoint=`` other than
+   save-everything): which forward values gradients save or recompute,
+   decided on fully simplified IR; then ``canonicalize,cse`` again (the
+   recomputed copies carry ``dlvm.recompute``, so CSE keeps them).
 5. ``dlvm-literal-broadcast-promotion`` last (the simplification rules match
    splats of any shape, and promotion only shrinks literals), then
    ``canonicalize,cse`` to share the new rank-0 literals.
@@ -20,16 +21,26 @@ Each stage is a list entry of :func:`stages`, so a new pass is one line.
 from __future__ import annotations
 
 from dlvm_mlir.passes import Option, pass_text, register_pipeline
+from dlvm_mlir.transforms.checkpoint import POLICIES
 
 OPTIONS = (
     Option("fast-math", bool, False, "also apply algebraic rules that change results (see dlvm-algebra-simplify)"),
     Option("strict", bool, False, "apply bit-exact algebraic rules only"),
     Option("linalg", bool, True, "run linear-algebra fusion and matrix-chain reordering (they reassociate)"),
     Option("fusion-policy", str, "cost", "dlvm-linalg-fusion policy", choices=("cost", "always")),
+    Option("checkpoint", str, "save-everything", "dlvm-checkpoint policy", choices=POLICIES),
+    Option("checkpoint-budget", str, "", "dlvm-checkpoint budget (with checkpoint=min-recompute)"),
 )
 
 
-def stages(fast_math: bool, strict: bool, linalg: bool, fusion_policy: str) -> list[str]:
+def stages(
+    fast_math: bool,
+    strict: bool,
+    linalg: bool,
+    fusion_policy: str,
+    checkpoint: str = "save-everything",
+    checkpoint_budget: str = "",
+) -> list[str]:
     """The pipeline's elements, in order."""
     algebra = pass_text("dlvm-algebra-simplify", **_set_flags(fast_math=fast_math, strict=strict))
     steps = ["canonicalize", "cse", algebra]
@@ -39,6 +50,9 @@ def stages(fast_math: bool, strict: bool, linalg: bool, fusion_policy: str) -> l
             "dlvm-matmul-reorder",
             algebra,
         ]
+    if checkpoint != "save-everything" or checkpoint_budget:
+        options = {"policy": checkpoint} | ({"budget": checkpoint_budget} if checkpoint_budget else {})
+        steps.append(pass_text("dlvm-checkpoint", **options))
     steps += ["canonicalize", "cse", "dlvm-literal-broadcast-promotion", "canonicalize", "cse"]
     return steps
 
@@ -49,5 +63,7 @@ def _set_flags(**flags: bool) -> dict[str, bool]:
 
 
 @register_pipeline("dlvm-optimize", "DLVM's optimization pipeline: simplify, fuse and reorder, clean up", OPTIONS)
-def optimize(fast_math: bool, strict: bool, linalg: bool, fusion_policy: str) -> str:
-    return ",".join(stages(fast_math, strict, linalg, fusion_policy))
+def optimize(
+    fast_math: bool, strict: bool, linalg: bool, fusion_policy: str, checkpoint: str, checkpoint_budget: str
+) -> str:
+    return ",".join(stages(fast_math, strict, linalg, fusion_policy, checkpoint, checkpoint_budget))

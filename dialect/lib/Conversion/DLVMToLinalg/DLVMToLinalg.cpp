@@ -1672,7 +1672,22 @@ struct DLVMToLinalgPass
     populateDLVMToLinalgConversionPatterns(patterns);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
-      signalPassFailure();
+      return signalPassFailure();
+    markRecomputedOps();
+  }
+
+  /// dlvm-checkpoint gives the ops it recomputes the `dlvm.recompute` unit
+  /// attribute (so CSE does not merge them back into the forward copies) and
+  /// a `"dlvm.recompute"(...)` name location. The attribute does not survive
+  /// the conversion, the location does: put the attribute back on every op
+  /// lowered from a recomputed one.
+  void markRecomputedOps() {
+    StringAttr marker = StringAttr::get(&getContext(), "dlvm.recompute");
+    getOperation()->walk([&](Operation *op) {
+      auto name = dyn_cast<NameLoc>(op->getLoc());
+      if (name && name.getName() == marker && !op->hasAttr(marker))
+        op->setAttr(marker, UnitAttr::get(&getContext()));
+    });
   }
 };
 
