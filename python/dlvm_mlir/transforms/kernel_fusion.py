@@ -31,6 +31,8 @@ the ``linalg.`` prefix (``fill``, ``reduce``, ``broadcast``, ``transpose``,
 
 What the pass does
 ------------------
+Input: linalg on tensors (after ``dlvm-to-linalg``); other ops are left alone.
+
 1. Elementwise ``arith`` / ``math`` ops on tensors become ``linalg.generic``
    ops; generic contractions become named ones (``linalg.matmul``, ...).
 2. Named elementwise, broadcast, transpose and copy ops (and, with
@@ -74,6 +76,8 @@ __all__ = [
     "kernel_counts_by_function",
     "normalize_linalg",
     "describe_counts",
+    "duplicate_shared_producers",
+    "kernel_kind",
 ]
 
 #: named linalg ops generalized before elementwise fusion
