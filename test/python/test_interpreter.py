@@ -620,8 +620,6 @@ def test_random_compiled_matches_interpreter_bitwise():
     assert not np.array_equal(by_name["m_f32"], by_name["m_f32_seed8"])
 
 
-@pytest.mark.xfail(strict=True, reason="the interpreter's dlvm.random handler (interpreter/ops_dlvm.py) computes bf16 "
-                   "from the f64 stream and does not clamp: it should call random_uniform(..., elem.name)")
 def test_random_interpreter_bf16_follows_spec():
     src = """
 func.func @f() -> tensor<257xbf16> {

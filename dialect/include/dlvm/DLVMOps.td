@@ -517,6 +517,13 @@ def DLVM_RandomOp : DLVM_Op<"random", [Pure,
     only, so the op is deterministic and side-effect free (two ops with the
     same attributes produce the same tensor).
 
+    Element `i` (row-major linear index) is the (i+1)-th SplitMix64 output of
+    the stream whose state starts at `mix(seed + 0x9e3779b97f4a7c15)`. Its top
+    53 (f64) or 24 (f16, bf16, f32; computed in f32) bits give `u` in [0, 1);
+    the value is `low * (1 - u) + high * u`, rounded to the element type and
+    clamped to [low, high). Every back end and the reference interpreter
+    (`dlvm_mlir.interpreter.rng`) produce these exact bits.
+
     ```mlir
     %r = dlvm.random [784, 512] from -0.05 upto 0.05 seed 7 : f32
     ```

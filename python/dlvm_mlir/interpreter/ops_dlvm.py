@@ -597,9 +597,8 @@ def _random(frame, node, args):
 
     def make():
         shape, low, high, seed = node.attr("shape"), node.attr("low"), node.attr("high"), node.attr("seed", 0)
-        if elem.bf16:
-            return _readonly(round_bf16_from_f64(random_uniform(shape, low, high, seed, np.float64)))
-        return _readonly(random_uniform(shape, low, high, seed, elem.dtype))
+        # The element type's own stream (also in float64 mode: the values a compiled program makes).
+        return _readonly(np.asarray(random_uniform(shape, low, high, seed, elem.name), dtype=elem.dtype))
 
     return node.cached("random", make)
 
