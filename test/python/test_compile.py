@@ -218,3 +218,35 @@ def test_dlvm_run_cli(tmp_path):
 
     missing = run_cli("f.mlir", "--entry", "g", cwd=tmp_path)
     assert missing.returncode == 1 and "no entry point @g" in missing.stderr
+
+
+REPEATED_RESULTS = {
+    "value twice": ("%e = dlvm.exp %x : tensor<4xf32>", "%e, %e", lambda x: (np.exp(x), np.exp(x))),
+    "argument twice": ("", "%x, %x", lambda x: (x, x)),
+    "ops merged by cse": (
+        "%a = dlvm.random [4] from 0.0 upto 1.0 seed 3 : f32\n"
+        "  %b = dlvm.random [4] from 0.0 upto 1.0 seed 3 : f32",
+        "%a, %b",
+        None,
+    ),
+    "constant twice": ("%c = dlvm.constant dense<2.0> : tensor<4xf32>", "%c, %c", lambda x: (2 * x**0, 2 * x**0)),
+}
+
+
+@pytest.mark.parametrize("case", REPEATED_RESULTS)
+def test_a_value_returned_twice_gets_two_buffers(case: str) -> None:
+    """buffer-results-to-out-params crashes on a repeated result; the back end copies repeats."""
+    body, returned, expected = REPEATED_RESULTS[case]
+    src = f"""
+func.func @f(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {{
+  {body}
+  return {returned} : tensor<4xf32>, tensor<4xf32>
+}}"""
+    x = np.arange(1, 5, dtype=np.float32)
+    first, second = dlvm_mlir.compile(src)["f"](x)
+    np.testing.assert_array_equal(first, second)
+    if expected is not None:
+        for got, want in zip((first, second), expected(x), strict=True):
+            np.testing.assert_allclose(got, want, rtol=1e-6)
+    first[0] = -1.0
+    assert second[0] != -1.0  # distinct buffers

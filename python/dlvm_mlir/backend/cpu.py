@@ -58,6 +58,7 @@ from typing import Callable
 from mlir import ir, passmanager
 from mlir.dialects import func as func_d
 from mlir.dialects import linalg as linalg_d
+from mlir.dialects import bufferization as bufferization_d
 
 from dlvm_mlir.transforms.kernel_fusion import FusionOptions, fuse_linalg, normalize_linalg
 
@@ -324,6 +325,38 @@ def copies_to_linalg(module: ir.Module, selects: Callable[[ir.Operation], bool])
     return len(copies)
 
 
+def copy_repeated_results(module: ir.Module) -> int:
+    """Give each tensor a function returns more than once its own copy.
+
+    ``buffer-results-to-out-params`` crashes (MLIR 22) when one buffer is
+    returned twice (``return %e, %e``, or two ops that CSE merged); a copy per
+    repeat makes every returned buffer distinct. Returns
+    how many copies were added.
+    """
+    returns: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "func.return":
+            returns.append(op)
+        return ir.WalkResult.ADVANCE
+
+    added = 0
+    with module.context, ir.Location.unknown():
+        module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+        for ret in returns:
+            seen: set[ir.Value] = set()
+            for index, value in enumerate(list(ret.operands)):
+                if value in seen and isinstance(value.type, ir.RankedTensorType):
+                    with ir.InsertionPoint(ret), ret.location:
+                        # alloc_tensor (not tensor.empty + linalg.copy, which
+                        # eliminate-empty-tensors folds into a copy in place)
+                        copy = bufferization_d.AllocTensorOp(value.type, [], copy=value)
+                        ret.operands[index] = copy.result
+                    added += 1
+                seen.add(value)
+    return added
+
+
 def _is_strided_copy(op: ir.Operation) -> bool:
     types = [ir.MemRefType(v.type) for v in op.operands if isinstance(v.type, ir.MemRefType)]
     return len(types) != 2 or not all(_is_contiguous(t) for t in types)
@@ -341,6 +374,7 @@ def rewrite_strided_copies(module: ir.Module) -> int:
 
 def stage_bufferize(module: ir.Module, options: CpuOptions) -> None:
     """Tensors -> memrefs; results become caller-allocated out-parameters."""
+    copy_repeated_results(module)
     _run_passes(
         module,
         "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"

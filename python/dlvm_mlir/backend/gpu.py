@@ -66,7 +66,7 @@ from mlir.execution_engine import ExecutionEngine
 from dlvm_mlir.transforms.kernel_fusion import FusionOptions, fuse_linalg, normalize_linalg
 
 from .analysis import analyze_linalg_op
-from .cpu import copies_to_linalg, entry_point_signatures, stage_entry_points
+from .cpu import copies_to_linalg, copy_repeated_results, entry_point_signatures, stage_entry_points
 from .gpu_host import HostReport, host_operations, legalize_host, wrap_in_launch
 from .gpu_kernels import matmul_config, matmul_kernel, matmul_spec
 from .gpu_schedule import (
@@ -256,6 +256,7 @@ def _copies_to_linalg(module: ir.Module) -> int:
 
 def stage_bufferize(module: ir.Module, options: GpuOptions) -> None:
     """Tensors -> memrefs; results become caller-allocated out-parameters."""
+    copy_repeated_results(module)
     _run_passes(
         module,
         "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
