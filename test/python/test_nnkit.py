@@ -235,7 +235,24 @@ def test_target_is_passed_to_compile(monkeypatch):
 
     with pytest.raises(DLVMError, match="stop"):
         on_gpu(np.ones(2, np.float32))
-    assert seen == {"target": "cuda", "optimize": False, "filename": "on_gpu"}
+    assert seen == {
+        "target": "cuda",
+        "optimize": False,
+        "checkpoint": "save-everything",
+        "checkpoint_budget": "",
+        "filename": "on_gpu",
+    }
+
+
+def test_gradient_checkpoint_policy():
+    """dl.gradient(checkpoint=...) recomputes forward values in the reverse sweep; same numbers."""
+    saving_nothing = dl.gradient(layer, wrt=(1, 2), keeping=(0,), checkpoint="save-nothing")
+    assert "dlvm.recompute" in saving_nothing.ir(X, W, B, stage="optimize")
+    assert "dlvm.recompute" not in layer_grad.ir(X, W, B, stage="optimize")
+    for got, want in zip(saving_nothing(X, W, B), layer_grad(X, W, B), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    with pytest.raises(DLVMError, match="unknown checkpoint policy 'sometimes'"):
+        dl.gradient(layer, checkpoint="sometimes")
 
 
 # -- errors point at the user's line ------------------------------------------------------

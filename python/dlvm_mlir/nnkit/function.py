@@ -24,7 +24,7 @@ from mlir.dialects import func
 
 import dlvm_mlir
 from dlvm_mlir import interpreter
-from dlvm_mlir.compiler import STAGES, CompileError, Executable, lower
+from dlvm_mlir.compiler import STAGES, CompileError, CompileOptions, Executable, lower
 
 from .errors import ArityError, StagingError, TracingError
 from .specs import Spec, TensorAnnotation, spec, to_argument
@@ -85,7 +85,8 @@ class Specialization:
         elif stage == "ad":
             module = self.differentiated()
         else:
-            module = lower(self.differentiated(), until=stage, filename=self.staged.name)
+            options = CompileOptions(target=self.staged.target, **self.staged.compile_options)
+            module = lower(self.differentiated(), until=stage, options=options, filename=self.staged.name)
         return module.operation.get_asm(enable_debug_info=debug_info)
 
     @property
@@ -94,7 +95,7 @@ class Specialization:
         if self._executable is None:
             start = time.perf_counter()
             self._executable = dlvm_mlir.compile(
-                self.differentiated(), self.staged.target, optimize=self.staged.optimize, filename=self.staged.name
+                self.differentiated(), self.staged.target, filename=self.staged.name, **self.staged.compile_options
             )
             self.compile_seconds = time.perf_counter() - start
         return self._executable
@@ -121,11 +122,26 @@ class Specialization:
 class StagedFunction(ABC):
     """A function that is staged into DLVM IR and compiled per argument Specs."""
 
-    def __init__(self, name: str, target: str = "cpu", optimize: bool = True) -> None:
+    def __init__(
+        self,
+        name: str,
+        target: str = "cpu",
+        optimize: bool = True,
+        checkpoint: str = "save-everything",
+        checkpoint_budget: str = "",
+    ) -> None:
         self.name = name
         self.target = target
         self.optimize = optimize
+        self.checkpoint = checkpoint
+        self.checkpoint_budget = checkpoint_budget
+        CompileOptions(target=target, **self.compile_options)  # reject bad options here
         self._cache: dict[tuple[Spec, ...], Specialization] = {}
+
+    @property
+    def compile_options(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`dlvm_mlir.compile` this function is compiled with."""
+        return {"optimize": self.optimize, "checkpoint": self.checkpoint, "checkpoint_budget": self.checkpoint_budget}
 
     # -- what subclasses define -------------------------------------------------
 
@@ -247,8 +263,16 @@ def _example_spec(example: Any, annotation: TensorAnnotation | None, what: str) 
 class Function(StagedFunction):
     """A Python function staged by ``@dl.function``."""
 
-    def __init__(self, fn: Callable[..., Any], name: str | None = None, target: str = "cpu", optimize: bool = True) -> None:
-        super().__init__(name or fn.__name__, target, optimize)
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        name: str | None = None,
+        target: str = "cpu",
+        optimize: bool = True,
+        checkpoint: str = "save-everything",
+        checkpoint_budget: str = "",
+    ) -> None:
+        super().__init__(name or fn.__name__, target, optimize, checkpoint, checkpoint_budget)
         self.fn = fn
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
@@ -318,7 +342,12 @@ def _annotations(fn: Callable[..., Any]) -> dict[str, Any]:
 def function(fn: Callable[..., Any], /) -> Function: ...
 @overload
 def function(
-    *, name: str | None = None, target: str = "cpu", optimize: bool = True
+    *,
+    name: str | None = None,
+    target: str = "cpu",
+    optimize: bool = True,
+    checkpoint: str = "save-everything",
+    checkpoint_budget: str = "",
 ) -> Callable[[Callable[..., Any]], Function]: ...
 
 
@@ -329,16 +358,20 @@ def function(
     name: str | None = None,
     target: str = "cpu",
     optimize: bool = True,
+    checkpoint: str = "save-everything",
+    checkpoint_budget: str = "",
 ) -> Function | Callable[[Callable[..., Any]], Function]:
     """Stage a Python function (NNKit's ``lambda``): ``@dl.function`` or ``@dl.function(target="cuda")``.
 
     Parameters may be annotated ``dl.Tensor[dtype, shape]``; unannotated
-    parameters take any type. ``target`` and ``optimize`` are passed to
-    :func:`dlvm_mlir.compile`.
+    parameters take any type. ``target``, ``optimize``, ``checkpoint`` and
+    ``checkpoint_budget`` are passed to :func:`dlvm_mlir.compile` (the
+    checkpoint policy applies to every gradient the function computes).
     """
+    options = (name, target, optimize, checkpoint, checkpoint_budget)
     if fn is not None:
-        return Function(fn, name, target, optimize)
-    return lambda f: Function(f, name, target, optimize)
+        return Function(fn, *options)
+    return lambda f: Function(f, *options)
 
 
 lambda_ = function

@@ -48,12 +48,20 @@ class Gradient(StagedFunction):
         seedable: bool = False,
         from_: int | None = None,
         name: str | None = None,
+        checkpoint: str | None = None,
+        checkpoint_budget: str | None = None,
     ) -> None:
         if not isinstance(of, StagedFunction):
             if not callable(of):
                 raise StagingError(f"dl.gradient expects a function, got {type(of).__name__}")
             of = Function(of)
-        super().__init__(name or f"{of.name}_grad", of.target, of.optimize)
+        super().__init__(
+            name or f"{of.name}_grad",
+            of.target,
+            of.optimize,
+            of.checkpoint if checkpoint is None else checkpoint,
+            of.checkpoint_budget if checkpoint_budget is None else checkpoint_budget,
+        )
         self.of = of
         self.wrt = _indices(wrt)
         self.keeping = _indices(keeping) or ()
@@ -152,6 +160,8 @@ def gradient(
     from_: int | None = None,
     *,
     name: str | None = None,
+    checkpoint: str | None = None,
+    checkpoint_budget: str | None = None,
 ) -> Gradient:
     """The gradient of ``of`` (a staged function; a plain one is staged) as a staged function.
 
@@ -161,6 +171,8 @@ def gradient(
     - ``keeping``: primal result indices also returned, after the gradients;
     - ``seedable``: take one seed per differentiated result as trailing arguments
       (else the seed is ones: a non-scalar result gives the gradient of its sum);
-    - ``from_``: differentiate only result ``from_`` of a multi-result function.
+    - ``from_``: differentiate only result ``from_`` of a multi-result function;
+    - ``checkpoint`` / ``checkpoint_budget``: what the gradient saves for its
+      reverse sweep (dlvm-checkpoint's policy and budget; default: ``of``'s).
     """
-    return Gradient(of, wrt, keeping, seedable, from_, name)
+    return Gradient(of, wrt, keeping, seedable, from_, name, checkpoint, checkpoint_budget)
