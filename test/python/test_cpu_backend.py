@@ -125,6 +125,76 @@ def test_packed_matmuls() -> None:
     assert len(transposes) == 2, [rec.op_name for rec in exe.lowering.schedules]
 
 
+def transposed_matmul_ir(m: int, n: int, k: int, which: str, elem: str = "f32") -> str:
+    """``C = op(A) . op(B)`` as dlvm-to-linalg emits it: a matmul with transposed indexing maps."""
+    zero = "0" if elem.startswith("i") else "0.0"
+    a_shape, a_map = ((k, m), "(k, m)") if "a" in which else ((m, k), "(m, k)")
+    b_shape, b_map = ((n, k), "(n, k)") if "b" in which else ((k, n), "(k, n)")
+    ta = f"tensor<{a_shape[0]}x{a_shape[1]}x{elem}>"
+    tb = f"tensor<{b_shape[0]}x{b_shape[1]}x{elem}>"
+    tc = f"tensor<{m}x{n}x{elem}>"
+    return f"""
+    func.func @mm(%a: {ta}, %b: {tb}) -> {tc} {{
+      %zero = arith.constant {zero} : {elem}
+      %e = tensor.empty() : {tc}
+      %c = linalg.fill ins(%zero : {elem}) outs(%e : {tc}) -> {tc}
+      %r = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> {a_map}>, affine_map<(m, n, k) -> {b_map}>,
+                                          affine_map<(m, n, k) -> (m, n)>]
+                         ins(%a, %b : {ta}, {tb}) outs(%c : {tc}) -> {tc}
+      return %r : {tc}
+    }}
+    """
+
+
+@pytest.mark.parametrize(
+    "which,m,n,k",
+    [
+        # B read as [n, k] (dz . transpose(w)): packed panels, split-off columns, short k
+        ("b", 32, 512, 512), ("b", 32, 512, 10), ("b", 20, 130, 17), ("b", 7, 13, 5), ("b", 1, 1, 1),
+        ("b", 1, 200, 3), ("b", 100, 64, 1),
+        # A read as [k, m] (transpose(h) . dz): k is the batch
+        ("a", 512, 10, 32), ("a", 130, 70, 32), ("a", 7, 13, 5), ("a", 1, 70, 3), ("a", 97, 1, 33),
+        # both
+        ("ab", 33, 65, 17), ("ab", 1, 1, 1), ("ab", 70, 140, 9),
+    ],
+)
+def test_transposed_matmuls(which: str, m: int, n: int, k: int) -> None:
+    exe = compile_ir(transposed_matmul_ir(m, n, k, which))
+    a = rand(k, m) if "a" in which else rand(m, k)
+    b = rand(n, k) if "b" in which else rand(k, n)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    expected = (a64.T if "a" in which else a64) @ (b64.T if "b" in which else b64)
+    assert_close(exe.mm(a, b), expected, rtol=1e-4, atol=1e-4)
+    records = exe.lowering.schedules
+    assert all(r.applied for r in records), records
+    contractions = [r for r in records if r.plan.kind == "contraction"]
+    assert contractions, records
+
+
+def test_transposed_b_is_packed() -> None:
+    """B read as [n, k] is copied into panels once, whatever k and m (no per-tile transposes)."""
+    for m, n, k in ((32, 512, 10), (4, 130, 40)):
+        exe = compile_ir(transposed_matmul_ir(m, n, k, "b"))
+        names = [r.op_name for r in exe.lowering.schedules]
+        assert names.count("linalg.transpose") == 1, names
+        a, b = rand(m, k), rand(n, k)
+        assert_close(exe.mm(a, b), a.astype(np.float64) @ b.T.astype(np.float64), rtol=1e-4, atol=1e-4)
+
+
+def test_transposed_matmuls_f64_and_integers() -> None:
+    exe = compile_ir(transposed_matmul_ir(19, 70, 29, "b", "f64"))
+    a, b = rand(19, 29, dtype=np.float64), rand(70, 29, dtype=np.float64)
+    np.testing.assert_allclose(exe.mm(a, b), a @ b.T, rtol=1e-12, atol=1e-12)
+    exe = compile_ir(transposed_matmul_ir(9, 17, 33, "ab", "i32"))
+    ai = RNG.integers(-50, 50, (33, 9)).astype(np.int32)
+    bi = RNG.integers(-50, 50, (17, 33)).astype(np.int32)
+    np.testing.assert_array_equal(exe.mm(ai, bi), ai.T.astype(np.int64) @ bi.T)
+    exe = compile_ir(transposed_matmul_ir(40, 130, 24, "a", "i8"))
+    ai8 = RNG.integers(-3, 3, (24, 40)).astype(np.int8)
+    bi8 = RNG.integers(-3, 3, (24, 130)).astype(np.int8)
+    np.testing.assert_array_equal(exe.mm(ai8, bi8), (ai8.T.astype(np.int64) @ bi8).astype(np.int8))
+
+
 def test_matmul_f64_and_i32() -> None:
     exe = compile_ir(matmul_ir(19, 23, 29, "f64"))
     a, b = rand(19, 29, dtype=np.float64), rand(29, 23, dtype=np.float64)
