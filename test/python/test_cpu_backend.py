@@ -81,7 +81,7 @@ def test_matmul_shapes(m: int, n: int, k: int) -> None:
 
 
 def test_matmul_is_vectorized_and_threaded() -> None:
-    exe = compile_ir(matmul_ir(128, 128, 128))
+    exe = compile_ir(matmul_ir(512, 256, 256))
     llvm = str(exe.lowering.module)
     assert "llvm.intr.fma" in llvm or "llvm.intr.fmuladd" in llvm
     assert "vector<" in llvm
@@ -89,6 +89,13 @@ def test_matmul_is_vectorized_and_threaded() -> None:
     plans = {r.op_name: r.plan for r in exe.lowering.schedules}
     assert plans["linalg.matmul"].kind == "contraction"
     assert plans["linalg.matmul"].thread_tiles is not None
+    # few rows, many columns: the split is by columns (each thread reads half of B)
+    exe = compile_ir(matmul_ir(64, 2048, 512))
+    plans = {r.op_name: r.plan for r in exe.lowering.schedules}
+    assert plans["linalg.matmul"].thread_tiles == (0, 1024, 0)
+    # below the thresholds, one thread (a thread split costs more than it saves)
+    exe = compile_ir(matmul_ir(128, 128, 128))
+    assert all(r.plan.thread_tiles is None for r in exe.lowering.schedules)
 
 
 def test_packed_matmuls() -> None:
