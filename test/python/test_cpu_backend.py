@@ -917,3 +917,67 @@ def test_tiling_helpers() -> None:
     assert thread_chunk(16, 2, quantum=8) == 8
     assert thread_chunk(12, 2, quantum=8) == 6
     assert thread_chunk(9, 2, quantum=8) is None
+
+
+def test_fill_init_is_fused_into_contractions() -> None:
+    """A zero-fill init (shared by two contractions, as CSE leaves it) is fused into each
+    one's tile loops: no separate fill op is scheduled, the accumulators start from zeros."""
+    exe = compile_ir(
+        """
+        #at = affine_map<(m, n, k) -> (k, m)>
+        #b = affine_map<(m, n, k) -> (k, n)>
+        #c = affine_map<(m, n, k) -> (m, n)>
+        func.func @mm(%a: tensor<32x70xf32>, %b: tensor<32x70xf32>, %x: tensor<70x33xf32>, %y: tensor<33x70xf32>)
+            -> (tensor<70x70xf32>, tensor<70x70xf32>) {
+          %zero = arith.constant 0.0 : f32
+          %e = tensor.empty() : tensor<70x70xf32>
+          %c = linalg.fill ins(%zero : f32) outs(%e : tensor<70x70xf32>) -> tensor<70x70xf32>
+          %r = linalg.matmul indexing_maps = [#at, #b, #c] ins(%a, %b : tensor<32x70xf32>, tensor<32x70xf32>)
+                             outs(%c : tensor<70x70xf32>) -> tensor<70x70xf32>
+          %t = linalg.matmul ins(%x, %y : tensor<70x33xf32>, tensor<33x70xf32>) outs(%c : tensor<70x70xf32>) -> tensor<70x70xf32>
+          return %r, %t : tensor<70x70xf32>, tensor<70x70xf32>
+        }
+        """
+    )
+    records = exe.lowering.schedules
+    assert [r.op_name for r in records] == ["linalg.matmul", "linalg.matmul"], records
+    assert all(r.applied and r.plan.fuse_init for r in records), records
+    a, b, x, y = rand(32, 70), rand(32, 70), rand(70, 33), rand(33, 70)
+    r, t = exe.mm(a, b, x, y)
+    assert_close(r, a.T.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+    assert_close(t, x.astype(np.float64) @ y, rtol=1e-4, atol=1e-4)
+
+
+def test_fill_init_is_not_fused_with_an_untiled_producer() -> None:
+    """structured.fuse would also pull in (and recompute per tile) a producer of an input
+    that is still a linalg op (here a bool -> f32 conversion, left scalar: sub-byte
+    elements): then the fill is scheduled on its own. The option turns fusion off."""
+    from dlvm_mlir.backend.schedule import ScheduleOptions
+
+    src = """
+    #id = affine_map<(i, j) -> (i, j)>
+    func.func @mm(%m: tensor<40x30xi1>, %b: tensor<30x70xf32>) -> tensor<40x70xf32> {
+      %zero = arith.constant 0.0 : f32
+      %ea = tensor.empty() : tensor<40x30xf32>
+      %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+          ins(%m : tensor<40x30xi1>) outs(%ea : tensor<40x30xf32>) {
+        ^bb0(%x: i1, %o: f32):
+          %f = arith.uitofp %x : i1 to f32
+          linalg.yield %f : f32
+      } -> tensor<40x30xf32>
+      %e = tensor.empty() : tensor<40x70xf32>
+      %c = linalg.fill ins(%zero : f32) outs(%e : tensor<40x70xf32>) -> tensor<40x70xf32>
+      %r = linalg.matmul ins(%a, %b : tensor<40x30xf32>, tensor<30x70xf32>) outs(%c : tensor<40x70xf32>) -> tensor<40x70xf32>
+      return %r : tensor<40x70xf32>
+    }
+    """
+    exe = compile_ir(src, threads=1)
+    plans = {r.op_name: r.plan for r in exe.lowering.schedules}
+    assert plans["linalg.generic"].kind == "scalar"
+    assert "linalg.fill" in plans and not plans["linalg.matmul"].fuse_init
+    m, b = RNG.random((40, 30)) < 0.5, rand(30, 70)
+    assert_close(exe.mm(m, b), m.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+    options = CpuOptions(threads=1, schedule=ScheduleOptions(threads=1, fuse_init=False))
+    exe = compile_cpu(textwrap.dedent(matmul_ir(40, 70, 30)), options=options, use_cache=False)
+    assert [r.op_name for r in exe.lowering.schedules] == ["linalg.fill", "linalg.matmul"]
+    assert not any(r.plan.fuse_init for r in exe.lowering.schedules)
