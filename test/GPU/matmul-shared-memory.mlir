@@ -52,3 +52,38 @@ func.func @batched(%a: tensor<3x64x32xf32>, %b: tensor<3x32x48xf32>) -> tensor<3
   %r = dlvm.dot %a, %b : tensor<3x64x32xf32>, tensor<3x32x48xf32>
   return %r : tensor<3x64x48xf32>
 }
+
+// Both operands transposed (as dlvm-to-linalg emits them: a matmul with transposed
+// indexing maps), batched too: still the shared-memory kernel, no transpose kernel.
+// CHECK-LABEL: func.func @transposed_both
+// CHECK-NOT: linalg.transpose
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}}, {{.*}}, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c256
+// CHECK: workgroup(
+// CHECK: gpu.barrier
+func.func @transposed_both(%a: tensor<100x200xf32>, %b: tensor<300x100xf32>) -> tensor<200x300xf32> {
+  %at = dlvm.transpose %a : tensor<100x200xf32>
+  %bt = dlvm.transpose %b : tensor<300x100xf32>
+  %r = dlvm.dot %at, %bt : tensor<200x100xf32>, tensor<100x300xf32>
+  return %r : tensor<200x300xf32>
+}
+
+// CHECK-LABEL: func.func @batched_transposed
+// CHECK-NOT: linalg.transpose
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}}, {{.*}}, {{.*}} = %c3) threads({{.*}}) in ({{.*}} = %c256
+func.func @batched_transposed(%a: tensor<3x64x32xf32>, %b: tensor<3x48x64xf32>) -> tensor<3x32x48xf32> {
+  %at = dlvm.transpose %a perm [0, 2, 1] : tensor<3x64x32xf32>
+  %bt = dlvm.transpose %b perm [0, 2, 1] : tensor<3x48x64xf32>
+  %r = dlvm.dot %at, %bt : tensor<3x32x64xf32>, tensor<3x64x48xf32>
+  return %r : tensor<3x32x48xf32>
+}
+
+// A transpose that moves the batch dimension cannot be read by the batched kernel: it
+// stays a kernel of its own (it used to be folded into an invalid batch_matmul).
+// CHECK-LABEL: func.func @batch_moving_transpose
+// CHECK: gpu.launch
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}}, {{.*}}, {{.*}} = %c2) threads({{.*}}) in ({{.*}} = %c256
+func.func @batch_moving_transpose(%a: tensor<3x4x2xf32>, %b: tensor<2x3x5xf32>) -> tensor<2x4x5xf32> {
+  %at = dlvm.transpose %a : tensor<3x4x2xf32>
+  %r = dlvm.dot %at, %b : tensor<2x4x3xf32>, tensor<2x3x5xf32>
+  return %r : tensor<2x4x5xf32>
+}

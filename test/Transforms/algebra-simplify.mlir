@@ -269,15 +269,18 @@ func.func @sums_of_broadcasts(%b: tensor<1x10xf32>, %s: tensor<f32>, %m: tensor<
   return %0, %1, %2, %3 : tensor<10xf32>, tensor<f32>, tensor<f32>, tensor<4xf32>
 }
 
-// Transposes around dots: only when the number of transposes goes down.
+// Transposes around dots: a transpose of a product becomes a product of transposed
+// operands, which dlvm-to-linalg reads in place; dots of transposes stay.
 // CHECK-LABEL: func.func @transposed_dots
 // CHECK-SAME: (%[[A:.*]]: tensor<3x2xf32>, %[[B:.*]]: tensor<3x4xf32>, %[[C:.*]]: tensor<4x3xf32>, %[[D:.*]]: tensor<2x3xf32>)
 // CHECK-DAG: %[[BT:.*]] = dlvm.transpose %[[B]] : tensor<3x4xf32>
 // CHECK-DAG: %[[R0:.*]] = dlvm.dot %[[BT]], %[[A]] : tensor<4x3xf32>, tensor<3x2xf32>
-// CHECK-DAG: %[[CA:.*]] = dlvm.dot %[[C]], %[[A]] : tensor<4x3xf32>, tensor<3x2xf32>
-// CHECK-DAG: %[[R1:.*]] = dlvm.transpose %[[CA]] : tensor<4x2xf32>
-// CHECK-DAG: %[[DB:.*]] = dlvm.dot %[[D]], %[[B]] : tensor<2x3xf32>, tensor<3x4xf32>
-// CHECK-DAG: %[[R2:.*]] = dlvm.transpose %[[DB]] : tensor<2x4xf32>
+// CHECK-DAG: %[[AT:.*]] = dlvm.transpose %[[A]] : tensor<3x2xf32>
+// CHECK-DAG: %[[CT:.*]] = dlvm.transpose %[[C]] : tensor<4x3xf32>
+// CHECK-DAG: %[[R1:.*]] = dlvm.dot %[[AT]], %[[CT]] : tensor<2x3xf32>, tensor<3x4xf32>
+// CHECK-DAG: %[[BT2:.*]] = dlvm.transpose %[[B]] : tensor<3x4xf32>
+// CHECK-DAG: %[[DT:.*]] = dlvm.transpose %[[D]] : tensor<2x3xf32>
+// CHECK-DAG: %[[R2:.*]] = dlvm.dot %[[BT2]], %[[DT]] : tensor<4x3xf32>, tensor<3x2xf32>
 // CHECK: return %[[R0]], %[[R1]], %[[R2]]
 func.func @transposed_dots(%a: tensor<3x2xf32>, %b: tensor<3x4xf32>, %c: tensor<4x3xf32>, %d: tensor<2x3xf32>)
     -> (tensor<4x2xf32>, tensor<2x4xf32>, tensor<4x2xf32>) {
@@ -285,11 +288,11 @@ func.func @transposed_dots(%a: tensor<3x2xf32>, %b: tensor<3x4xf32>, %c: tensor<
   %at = dlvm.transpose %a : tensor<3x2xf32>
   %d0 = dlvm.dot %at, %b : tensor<2x3xf32>, tensor<3x4xf32>
   %0 = dlvm.transpose %d0 : tensor<2x4xf32>
-  // dot(aT, cT) -> transpose(dot(c, a)).
+  // dot(aT, cT) stays: both transposes are read in place.
   %at2 = dlvm.transpose %a : tensor<3x2xf32>
   %ct = dlvm.transpose %c : tensor<4x3xf32>
   %1 = dlvm.dot %at2, %ct : tensor<2x3xf32>, tensor<3x4xf32>
-  // transpose(dot(d, b)) stays: rewriting would add a transpose.
+  // transpose(dot(d, b)) -> dot(bT, dT): no transpose left to materialize.
   %d2 = dlvm.dot %d, %b : tensor<2x3xf32>, tensor<3x4xf32>
   %2 = dlvm.transpose %d2 : tensor<2x4xf32>
   return %0, %1, %2 : tensor<4x2xf32>, tensor<2x4xf32>, tensor<4x2xf32>

@@ -42,7 +42,8 @@ func.func private @double_n_times(%x: tensor<16xf32>, %n: i64) -> tensor<16xf32>
 }
 
 // An MLP layer: the dot becomes register-tiled vector.contract ops split over
-// two threads (scf.forall), then vector FMAs in the LLVM dialect.
+// two threads (scf.forall: it has 2^25 multiply-adds, the smallest count the
+// schedules split), then vector FMAs in the LLVM dialect.
 // LINALG-LABEL: func.func @mlp
 // LINALG: linalg.matmul
 // VEC-LABEL: func.func @mlp
@@ -58,7 +59,7 @@ func.func private @double_n_times(%x: tensor<16xf32>, %n: i64) -> tensor<16xf32>
 // VEC-NOT: linalg.
 // VEC: return
 // BUF-LABEL: func.func @mlp
-// BUF-SAME: memref<32x128xf32>
+// BUF-SAME: memref<256x256xf32>
 // BUF: vector.contract
 // LLVM-LABEL: llvm.func @mlp(
 // LLVM: llvm.intr.fmuladd({{.*}}) : (vector<{{[0-9]+}}xf32>, vector<{{[0-9]+}}xf32>, vector<{{[0-9]+}}xf32>) -> vector<{{[0-9]+}}xf32>
@@ -68,11 +69,11 @@ func.func private @double_n_times(%x: tensor<16xf32>, %n: i64) -> tensor<16xf32>
 // THREADS: llvm.call @mlirAsyncRuntimeCreateGroup
 // THREADS: llvm.call @parallel_compute_fn
 // THREADS: llvm.call @mlirAsyncRuntimeAwaitAllInGroup
-func.func @mlp(%x: tensor<32x64xf32>, %w: tensor<64x128xf32>, %b: tensor<1x128xf32>) -> tensor<32x128xf32> {
-  %0 = dlvm.dot %x, %w : tensor<32x64xf32>, tensor<64x128xf32>
-  %1 = dlvm.add %0, %b : tensor<32x128xf32>, tensor<1x128xf32>
-  %2 = dlvm.tanh %1 : tensor<32x128xf32>
-  return %2 : tensor<32x128xf32>
+func.func @mlp(%x: tensor<256x512xf32>, %w: tensor<512x256xf32>, %b: tensor<1x256xf32>) -> tensor<256x256xf32> {
+  %0 = dlvm.dot %x, %w : tensor<256x512xf32>, tensor<512x256xf32>
+  %1 = dlvm.add %0, %b : tensor<256x256xf32>, tensor<1x256xf32>
+  %2 = dlvm.tanh %1 : tensor<256x256xf32>
+  return %2 : tensor<256x256xf32>
 }
 
 // A loop with a data-dependent trip count around a fused, vectorized body.

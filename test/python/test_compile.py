@@ -185,6 +185,36 @@ func.func @f(%a: tensor<{m}x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<{m}x{n}
     )
 
 
+@settings(max_examples=8, deadline=None)
+@given(m=st.integers(1, 70), k=st.integers(1, 40), n=st.integers(1, 140), which=st.sampled_from(["a", "b", "ab"]))
+def test_random_transposed_matmul_shapes_match_numpy(m, k, n, which):
+    """dot(transpose(a), b), dot(a, transpose(b)): read in place by the lowering and the CPU back end."""
+    a_shape = (k, m) if "a" in which else (m, k)
+    b_shape = (n, k) if "b" in which else (k, n)
+    ta, tb = (f"tensor<{r}x{c}xf32>" for r, c in (a_shape, b_shape))
+    lines = []
+    lhs, rhs = "%a", "%b"
+    if "a" in which:
+        lines.append(f"  %at = dlvm.transpose %a : {ta}")
+        lhs = "%at"
+    if "b" in which:
+        lines.append(f"  %bt = dlvm.transpose %b : {tb}")
+        rhs = "%bt"
+    body = "\n".join(lines)
+    text = f"""
+func.func @f(%a: {ta}, %b: {tb}) -> tensor<{m}x{n}xf32> {{
+{body}
+  %0 = dlvm.dot {lhs}, {rhs} : tensor<{m}x{k}xf32>, tensor<{k}x{n}xf32>
+  return %0 : tensor<{m}x{n}xf32>
+}}
+"""
+    assert "linalg.transpose" not in str(lower(text, until="linalg"))
+    a, b = rand(*a_shape), rand(*b_shape)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    expected = (a64.T if "a" in which else a64) @ (b64.T if "b" in which else b64)
+    np.testing.assert_allclose(dlvm_mlir.compile(text)["f"](a, b), expected, rtol=1e-4, atol=1e-4)
+
+
 def run_cli(*args, cwd):
     return subprocess.run(
         [sys.executable, "-m", "dlvm_mlir.tools.run", *map(str, args)],

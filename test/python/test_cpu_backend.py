@@ -81,7 +81,7 @@ def test_matmul_shapes(m: int, n: int, k: int) -> None:
 
 
 def test_matmul_is_vectorized_and_threaded() -> None:
-    exe = compile_ir(matmul_ir(128, 128, 128))
+    exe = compile_ir(matmul_ir(512, 256, 256))
     llvm = str(exe.lowering.module)
     assert "llvm.intr.fma" in llvm or "llvm.intr.fmuladd" in llvm
     assert "vector<" in llvm
@@ -89,6 +89,13 @@ def test_matmul_is_vectorized_and_threaded() -> None:
     plans = {r.op_name: r.plan for r in exe.lowering.schedules}
     assert plans["linalg.matmul"].kind == "contraction"
     assert plans["linalg.matmul"].thread_tiles is not None
+    # few rows, many columns: the split is by columns (each thread reads half of B)
+    exe = compile_ir(matmul_ir(64, 2048, 512))
+    plans = {r.op_name: r.plan for r in exe.lowering.schedules}
+    assert plans["linalg.matmul"].thread_tiles == (0, 1024, 0)
+    # below the thresholds, one thread (a thread split costs more than it saves)
+    exe = compile_ir(matmul_ir(128, 128, 128))
+    assert all(r.plan.thread_tiles is None for r in exe.lowering.schedules)
 
 
 def test_packed_matmuls() -> None:
@@ -123,6 +130,76 @@ def test_packed_matmuls() -> None:
     assert_close(t, a.astype(np.float64) @ w.T, rtol=1e-4, atol=1e-4)
     transposes = [rec for rec in exe.lowering.schedules if rec.op_name == "linalg.transpose"]
     assert len(transposes) == 2, [rec.op_name for rec in exe.lowering.schedules]
+
+
+def transposed_matmul_ir(m: int, n: int, k: int, which: str, elem: str = "f32") -> str:
+    """``C = op(A) . op(B)`` as dlvm-to-linalg emits it: a matmul with transposed indexing maps."""
+    zero = "0" if elem.startswith("i") else "0.0"
+    a_shape, a_map = ((k, m), "(k, m)") if "a" in which else ((m, k), "(m, k)")
+    b_shape, b_map = ((n, k), "(n, k)") if "b" in which else ((k, n), "(k, n)")
+    ta = f"tensor<{a_shape[0]}x{a_shape[1]}x{elem}>"
+    tb = f"tensor<{b_shape[0]}x{b_shape[1]}x{elem}>"
+    tc = f"tensor<{m}x{n}x{elem}>"
+    return f"""
+    func.func @mm(%a: {ta}, %b: {tb}) -> {tc} {{
+      %zero = arith.constant {zero} : {elem}
+      %e = tensor.empty() : {tc}
+      %c = linalg.fill ins(%zero : {elem}) outs(%e : {tc}) -> {tc}
+      %r = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> {a_map}>, affine_map<(m, n, k) -> {b_map}>,
+                                          affine_map<(m, n, k) -> (m, n)>]
+                         ins(%a, %b : {ta}, {tb}) outs(%c : {tc}) -> {tc}
+      return %r : {tc}
+    }}
+    """
+
+
+@pytest.mark.parametrize(
+    "which,m,n,k",
+    [
+        # B read as [n, k] (dz . transpose(w)): packed panels, split-off columns, short k
+        ("b", 32, 512, 512), ("b", 32, 512, 10), ("b", 20, 130, 17), ("b", 7, 13, 5), ("b", 1, 1, 1),
+        ("b", 1, 200, 3), ("b", 100, 64, 1),
+        # A read as [k, m] (transpose(h) . dz): k is the batch
+        ("a", 512, 10, 32), ("a", 130, 70, 32), ("a", 7, 13, 5), ("a", 1, 70, 3), ("a", 97, 1, 33),
+        # both
+        ("ab", 33, 65, 17), ("ab", 1, 1, 1), ("ab", 70, 140, 9),
+    ],
+)
+def test_transposed_matmuls(which: str, m: int, n: int, k: int) -> None:
+    exe = compile_ir(transposed_matmul_ir(m, n, k, which))
+    a = rand(k, m) if "a" in which else rand(m, k)
+    b = rand(n, k) if "b" in which else rand(k, n)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    expected = (a64.T if "a" in which else a64) @ (b64.T if "b" in which else b64)
+    assert_close(exe.mm(a, b), expected, rtol=1e-4, atol=1e-4)
+    records = exe.lowering.schedules
+    assert all(r.applied for r in records), records
+    contractions = [r for r in records if r.plan.kind == "contraction"]
+    assert contractions, records
+
+
+def test_transposed_b_is_packed() -> None:
+    """B read as [n, k] is copied into panels once, whatever k and m (no per-tile transposes)."""
+    for m, n, k in ((32, 512, 10), (4, 130, 40)):
+        exe = compile_ir(transposed_matmul_ir(m, n, k, "b"))
+        names = [r.op_name for r in exe.lowering.schedules]
+        assert names.count("linalg.transpose") == 1, names
+        a, b = rand(m, k), rand(n, k)
+        assert_close(exe.mm(a, b), a.astype(np.float64) @ b.T.astype(np.float64), rtol=1e-4, atol=1e-4)
+
+
+def test_transposed_matmuls_f64_and_integers() -> None:
+    exe = compile_ir(transposed_matmul_ir(19, 70, 29, "b", "f64"))
+    a, b = rand(19, 29, dtype=np.float64), rand(70, 29, dtype=np.float64)
+    np.testing.assert_allclose(exe.mm(a, b), a @ b.T, rtol=1e-12, atol=1e-12)
+    exe = compile_ir(transposed_matmul_ir(9, 17, 33, "ab", "i32"))
+    ai = RNG.integers(-50, 50, (33, 9)).astype(np.int32)
+    bi = RNG.integers(-50, 50, (17, 33)).astype(np.int32)
+    np.testing.assert_array_equal(exe.mm(ai, bi), ai.T.astype(np.int64) @ bi.T)
+    exe = compile_ir(transposed_matmul_ir(40, 130, 24, "a", "i8"))
+    ai8 = RNG.integers(-3, 3, (24, 40)).astype(np.int8)
+    bi8 = RNG.integers(-3, 3, (24, 130)).astype(np.int8)
+    np.testing.assert_array_equal(exe.mm(ai8, bi8), (ai8.T.astype(np.int64) @ bi8).astype(np.int8))
 
 
 def test_matmul_f64_and_i32() -> None:
@@ -840,3 +917,96 @@ def test_tiling_helpers() -> None:
     assert thread_chunk(16, 2, quantum=8) == 8
     assert thread_chunk(12, 2, quantum=8) == 6
     assert thread_chunk(9, 2, quantum=8) is None
+
+
+def test_fill_init_is_fused_into_contractions() -> None:
+    """A zero-fill init (shared by two contractions, as CSE leaves it) is fused into each
+    one's tile loops: no separate fill op is scheduled, the accumulators start from zeros."""
+    exe = compile_ir(
+        """
+        #at = affine_map<(m, n, k) -> (k, m)>
+        #b = affine_map<(m, n, k) -> (k, n)>
+        #c = affine_map<(m, n, k) -> (m, n)>
+        func.func @mm(%a: tensor<32x70xf32>, %b: tensor<32x70xf32>, %x: tensor<70x33xf32>, %y: tensor<33x70xf32>)
+            -> (tensor<70x70xf32>, tensor<70x70xf32>) {
+          %zero = arith.constant 0.0 : f32
+          %e = tensor.empty() : tensor<70x70xf32>
+          %c = linalg.fill ins(%zero : f32) outs(%e : tensor<70x70xf32>) -> tensor<70x70xf32>
+          %r = linalg.matmul indexing_maps = [#at, #b, #c] ins(%a, %b : tensor<32x70xf32>, tensor<32x70xf32>)
+                             outs(%c : tensor<70x70xf32>) -> tensor<70x70xf32>
+          %t = linalg.matmul ins(%x, %y : tensor<70x33xf32>, tensor<33x70xf32>) outs(%c : tensor<70x70xf32>) -> tensor<70x70xf32>
+          return %r, %t : tensor<70x70xf32>, tensor<70x70xf32>
+        }
+        """
+    )
+    records = exe.lowering.schedules
+    assert [r.op_name for r in records] == ["linalg.matmul", "linalg.matmul"], records
+    assert all(r.applied and r.plan.fuse_init for r in records), records
+    a, b, x, y = rand(32, 70), rand(32, 70), rand(70, 33), rand(33, 70)
+    r, t = exe.mm(a, b, x, y)
+    assert_close(r, a.T.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+    assert_close(t, x.astype(np.float64) @ y, rtol=1e-4, atol=1e-4)
+
+
+def test_fill_init_is_not_fused_with_an_untiled_producer() -> None:
+    """structured.fuse would also pull in (and recompute per tile) a producer of an input
+    that is still a linalg op (here a bool -> f32 conversion, left scalar: sub-byte
+    elements): then the fill is scheduled on its own. The option turns fusion off."""
+    from dlvm_mlir.backend.schedule import ScheduleOptions
+
+    src = """
+    #id = affine_map<(i, j) -> (i, j)>
+    func.func @mm(%m: tensor<40x30xi1>, %b: tensor<30x70xf32>) -> tensor<40x70xf32> {
+      %zero = arith.constant 0.0 : f32
+      %ea = tensor.empty() : tensor<40x30xf32>
+      %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+          ins(%m : tensor<40x30xi1>) outs(%ea : tensor<40x30xf32>) {
+        ^bb0(%x: i1, %o: f32):
+          %f = arith.uitofp %x : i1 to f32
+          linalg.yield %f : f32
+      } -> tensor<40x30xf32>
+      %e = tensor.empty() : tensor<40x70xf32>
+      %c = linalg.fill ins(%zero : f32) outs(%e : tensor<40x70xf32>) -> tensor<40x70xf32>
+      %r = linalg.matmul ins(%a, %b : tensor<40x30xf32>, tensor<30x70xf32>) outs(%c : tensor<40x70xf32>) -> tensor<40x70xf32>
+      return %r : tensor<40x70xf32>
+    }
+    """
+    exe = compile_ir(src, threads=1)
+    plans = {r.op_name: r.plan for r in exe.lowering.schedules}
+    assert plans["linalg.generic"].kind == "scalar"
+    assert "linalg.fill" in plans and not plans["linalg.matmul"].fuse_init
+    m, b = RNG.random((40, 30)) < 0.5, rand(30, 70)
+    assert_close(exe.mm(m, b), m.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+    options = CpuOptions(threads=1, schedule=ScheduleOptions(threads=1, fuse_init=False))
+    exe = compile_cpu(textwrap.dedent(matmul_ir(40, 70, 30)), options=options, use_cache=False)
+    assert [r.op_name for r in exe.lowering.schedules] == ["linalg.fill", "linalg.matmul"]
+    assert not any(r.plan.fuse_init for r in exe.lowering.schedules)
+
+
+def test_mlp_gradient_contractions_read_transposes_in_place() -> None:
+    """The AD's dz . transpose(w) and transpose(h) . dz reach the back end as matmuls with
+    transposed indexing maps (no linalg.transpose) and are tiled and vectorized like plain
+    ones; the gradient matches numpy."""
+    from dlvm_mlir.compiler import lower
+
+    source = (Path(__file__).resolve().parents[2] / "examples" / "mlp.mlir").read_text()
+    text = str(lower(source, until="linalg"))
+    assert "linalg.transpose" not in text
+    exe = compile_cpu(text, threads=2, use_cache=False)
+    contractions = [r for r in exe.lowering.schedules if r.plan.kind == "contraction"]
+    assert len(contractions) == 5 + 2, exe.lowering.schedules  # 3 backward + 2 forward in @loss_grad, 2 in @loss
+    assert all(r.applied for r in exe.lowering.schedules), exe.lowering.schedules
+    x, w1, b1, w2, b2 = rand(32, 784), rand(784, 128) * 0.05, rand(1, 128), rand(128, 10) * 0.1, rand(1, 10)
+    y = np.eye(10, dtype=np.float32)[RNG.integers(0, 10, 32)]
+    dw1, db1, dw2, db2, value = exe.loss_grad(x, w1, b1, w2, b2, y)
+    x64, w164, w264 = x.astype(np.float64), w1.astype(np.float64), w2.astype(np.float64)
+    h = np.tanh(x64 @ w164 + b1)
+    o = h @ w264 + b2
+    p = np.exp(o - o.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    do = (p - y) / 32
+    dh = (do @ w264.T) * (1 - h * h)
+    assert_close(dw2, h.T @ do, rtol=1e-3, atol=1e-4)
+    assert_close(db2, do.sum(0, keepdims=True), rtol=1e-3, atol=1e-4)
+    assert_close(dw1, x64.T @ dh, rtol=1e-3, atol=1e-4)
+    assert_close(db1, dh.sum(0, keepdims=True), rtol=1e-3, atol=1e-4)

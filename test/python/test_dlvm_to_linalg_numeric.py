@@ -562,9 +562,81 @@ DOT = [
 ]
 
 
+# Transposed matrix operands, read in place by the lowering (transposed
+# indexing maps; transpose(A) . v -> v . A, v . transpose(A) -> A . v).
+DOT_T_BODY = {
+    "a": "  %t = dlvm.transpose %a0 : {t0}\n  %r = dlvm.dot %t, %a1 : {ta}, {t1}",
+    "b": "  %t = dlvm.transpose %a1 : {t1}\n  %r = dlvm.dot %a0, %t : {t0}, {tb}",
+    "ab": "  %t = dlvm.transpose %a0 : {t0}\n  %u = dlvm.transpose %a1 : {t1}\n  %r = dlvm.dot %t, %u : {ta}, {tb}",
+}
+
+
+def transposed_dot_case(name, a, b, which, check=close(1e-13, 1e-14), perm=None):
+    """dot(op(a), op(b)) with op = transpose of the last two dims where ``which`` says."""
+    a, b = np.asarray(a), np.asarray(b)
+
+    def t(x):
+        return np.swapaxes(x, -1, -2) if x.ndim >= 2 else x
+
+    at = t(a) if "a" in which else a
+    bt = t(b) if "b" in which else b
+    wide = np.result_type(a.dtype, np.float64) if a.dtype.kind == "f" else np.int64
+    expected = np.matmul(at.astype(wide), bt.astype(wide)).astype(a.dtype)
+    body = DOT_T_BODY[which].replace("{ta}", tensor_type(at.shape, a.dtype)).replace(
+        "{tb}", tensor_type(bt.shape, b.dtype))
+    if perm is not None:  # an explicit permutation for batched operands
+        for arg in ("%a0", "%a1"):
+            body = body.replace(f"dlvm.transpose {arg} :", f"dlvm.transpose {arg} perm {perm} :")
+    return Case(name, [a, b], body, expected, check)
+
+
+def small_ints(shape, dtype, low=-4, high=4):
+    return RNG.integers(low, high, shape).astype(dtype)
+
+
+F32C = close(1e-5, 1e-6)
+DOT_T = [
+    transposed_dot_case("mm_bt_f64", A34, RNG.standard_normal((5, 4)), "b"),
+    transposed_dot_case("mm_at_f64", RNG.standard_normal((4, 3)), B45, "a"),
+    transposed_dot_case("mm_abt_f64", RNG.standard_normal((4, 3)), RNG.standard_normal((5, 4)), "ab"),
+    transposed_dot_case("mm_bt_f32", A34.astype(np.float32), RNG.standard_normal((5, 4)).astype(np.float32), "b", F32C),
+    transposed_dot_case("mm_at_f32", RNG.standard_normal((4, 3)).astype(np.float32), B45.astype(np.float32), "a", F32C),
+    # f16: small integers, so every product and sum is exact
+    transposed_dot_case("mm_at_f16", small_ints((4, 3), np.float16), small_ints((4, 5), np.float16), "a"),
+    transposed_dot_case("mm_bt_f16", small_ints((3, 4), np.float16), small_ints((5, 4), np.float16), "b"),
+    transposed_dot_case("mm_abt_i8", small_ints((4, 3), np.int8), small_ints((5, 4), np.int8), "ab"),
+    transposed_dot_case("mm_bt_i32", IM1, small_ints((2, 4), np.int32, -50, 50), "b"),
+    transposed_dot_case("mm_at_i64", small_ints((4, 3), np.int64, -1000, 1000), small_ints((4, 5), np.int64), "a"),
+    # size-1 dimensions: m = 1, n = 1, k = 1
+    transposed_dot_case("mm_at_m1", RNG.standard_normal((4, 1)), B45, "a"),
+    transposed_dot_case("mm_bt_n1", A34, RNG.standard_normal((1, 4)), "b"),
+    transposed_dot_case("mm_abt_k1", RNG.standard_normal((1, 3)), RNG.standard_normal((5, 1)), "ab"),
+    transposed_dot_case("mv_at", RNG.standard_normal((4, 3)), V4, "a"),
+    transposed_dot_case("vm_bt", V4, RNG.standard_normal((5, 4)), "b"),
+    transposed_dot_case("bmm_abt", RNG.standard_normal((2, 4, 3)), RNG.standard_normal((2, 5, 4)), "ab",
+                        perm="[0, 2, 1]"),
+    transposed_dot_case("bmm_bt_f32", BA.astype(np.float32), RNG.standard_normal((2, 5, 4)).astype(np.float32), "b",
+                        F32C, perm="[0, 2, 1]"),
+    transposed_dot_case("bmm2_at", RNG.standard_normal((2, 2, 4, 3)), BB4, "a", perm="[0, 1, 3, 2]"),
+]
+
+
 @parametrize(DOT)
 def test_dot(case):
     run_case("dot", DOT, case)
+
+
+@parametrize(DOT_T)
+def test_dot_transposed(case):
+    run_case("dot_t", DOT_T, case)
+
+
+def test_dot_transposes_are_read_in_place():
+    """No transpose of a dot operand survives the lowering (the cases above check the values)."""
+    with dlvm_mlir.make_context():
+        module = ir.Module.parse("".join(c.source() for c in DOT_T))
+        passmanager.PassManager.parse("builtin.module(dlvm-to-linalg)").run(module.operation)
+    assert "linalg.transpose" not in str(module)
 
 
 # --------------------------------------------------------------------------
@@ -921,6 +993,7 @@ BACKEND_GROUPS = {
     "cmp": CMP,
     "cast": CAST,
     "dot": [c for c in DOT if c.name != "batch2_matmul"],
+    "dot_t": [c for c in DOT_T if not c.name.startswith("bmm2")],
 }
 BACKEND_CASES = [(group, case) for group, cases in BACKEND_GROUPS.items() for case in cases]
 

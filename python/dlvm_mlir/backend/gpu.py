@@ -169,11 +169,18 @@ def _is_transpose(op: ir.Operation) -> ir.AffineMap | None:
     return maps[0]
 
 
+def _swaps_matrix_dims_only(perm_map: ir.AffineMap) -> bool:
+    """Does the transpose keep every dimension but the last two in place?"""
+    positions = [ir.AffineDimExpr(e).position for e in perm_map.results]
+    return all(p == i for i, p in enumerate(positions[:-2]))
+
+
 def fold_transposes_into_matmuls(module: ir.Module) -> int:
     """``matmul(transpose(a), b)`` -> ``matmul`` reading ``a`` with a transposed map.
 
     Applies to 2-D ``linalg.matmul`` (and ``batch_matmul``) on tensors whose
-    operand comes from a transpose; the result is a ``linalg.matmul`` with
+    operand comes from a transpose of the matrix dimensions (a transpose that
+    moves a batch dimension stays); the result is a ``linalg.matmul`` with
     explicit ``indexing_maps``, which the matmul kernels read directly, so
     the transposed copy is never materialized.  Returns the number of folds.
     """
@@ -198,6 +205,8 @@ def fold_transposes_into_matmuls(module: ir.Module) -> int:
                 perm_map = None
                 if not isinstance(producer, ir.Block):
                     perm_map = _is_transpose(producer.operation)
+                if perm_map is not None and not _swaps_matrix_dims_only(perm_map):
+                    perm_map = None  # a moved batch dimension: batch_matmul cannot read it
                 if perm_map is None:
                     new_inputs.append(value)
                     new_maps.append(amap)

@@ -74,7 +74,7 @@ def plan_packing(op: ir.Operation, nest: LoopNest, target: CpuTarget, options: S
     _, panel, _ = register_tile(target, nest, options)
     extent_m, extent_n, extent_k = nest.ranges[m], nest.ranges[n], nest.ranges[k]
     packed_n = extent_n - extent_n % panel
-    if packed_n < 2 * panel or extent_m < MIN_ROWS or extent_k < MIN_ROWS:
+    if packed_n < panel:
         return None
     maps = [ir.AffineMapAttr(a).value for a in linalg.get_indexing_maps(op)]
     if len(maps) != 3:
@@ -87,8 +87,12 @@ def plan_packing(op: ir.Operation, nest: LoopNest, target: CpuTarget, options: S
     if len(b_candidates) != 1 or not output or output[-1] != n:
         return None
     b_dims = positions[b_candidates[0]]
-    if b_dims[-1] == n and (packed_n != extent_n or not _conflicting_rows(extent_n * nest.element_bytes, extent_m)):
-        return None
+    if b_dims[-1] == n:
+        # row-major B: only rows a multiple of 4 KiB apart, reused by many rows of A
+        if packed_n != extent_n or packed_n < 2 * panel or extent_m < MIN_ROWS or extent_k < MIN_ROWS:
+            return None
+        if not _conflicting_rows(extent_n * nest.element_bytes, extent_m):
+            return None
     return PackingPlan(
         b_index=b_candidates[0], panel=panel, n_dim=n, k_dim=k, extent_n=extent_n, packed_n=packed_n
     )

@@ -7,7 +7,13 @@ nest (:mod:`dlvm_mlir.backend.analysis`) and the host (:class:`CpuTarget`):
   the work is split over threads with ``tile_using_forall``, tiled for the
   caches, tiled again into a register tile (6 rows x 4 vectors x 8 on
   AVX-512, 6 x 2 vectors x 4 on AVX2) and vectorized into ``vector.contract``,
-  which becomes broadcast-FMA code;
+  which becomes broadcast-FMA code.  A ``linalg.fill`` init is fused into
+  the parallel tile loops above the first reduction loop (``structured.fuse``;
+  ``fuse_into_containing_op`` for the thread split), so each register tile
+  starts from zeros in registers: no pass writing zeros over the output and
+  no read of them (10-13% on the gradient's ``transpose(h) . dz`` at k = 32).
+  ``fuse`` pulls in every producer it can tile, so this is only done when the
+  producers of the inputs were tiled and vectorized first;
 * ``convolution`` (conv / pooling / depthwise): tiled to unit output rows
   and filter rows, decomposed into 1-D convolutions and vectorized;
 * ``generic`` (elementwise chains, reductions, broadcasts, transposes, fills,
@@ -27,7 +33,8 @@ and, after bufferization, vectors are lowered to 1-D
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, replace
 
 from mlir import ir
 from mlir.dialects.transform import interpreter
@@ -52,6 +59,8 @@ __all__ = [
 ]
 
 SCHEDULE_ID_ATTR = "dlvm.schedule_id"
+#: on a contraction's ``linalg.fill`` init that is scheduled with it (same id)
+SCHEDULE_INIT_ATTR = "dlvm.schedule_init"
 
 ANY = "!transform.any_op"
 
@@ -61,16 +70,26 @@ class ScheduleOptions:
     """Knobs of the CPU schedules; defaults are derived from the target."""
 
     threads: int = 2
+    # A thread split costs a wake-up of a sleeping worker of the async runtime
+    # and a join, tens to hundreds of microseconds on the 2-vCPU VMs measured
+    # (Nov 2026), where the second thread often starts only after the caller
+    # finished its half.  Measured there, one thread vs two (best of 200): 64x512x512
+    # 0.55 vs 0.66 ms, 32x512x784 0.41 vs 0.46, 512x512x32 0.32 vs 0.45,
+    # 128x512x512 1.12 vs 0.91, 512^3 4.0 vs 2.3; elementwise 784x512 0.25 vs
+    # 0.36 ms, 2048x1024 1.41 vs 1.22.  Batch-32 MLP steps ran 30-45% faster
+    # with the thresholds below than with 2^15 / 2^16.
     #: minimum iteration count (generic ops) worth splitting over threads
-    min_parallel_iterations: int = 1 << 15
+    min_parallel_iterations: int = 1 << 21
     #: minimum multiply-adds (contractions) worth splitting over threads
-    min_parallel_flops: int = 1 << 16
+    min_parallel_flops: int = 1 << 25
     #: register tile (m, n, k) for contractions; ``None``: from the target
     register_tile: tuple[int, int, int] | None = None
     #: cache tile targets (m, n, k) for contractions
     cache_tile: tuple[int, int, int] = (96, 128, 128)
     #: vector registers one generic-op tile may occupy
     generic_tile_vectors: int = 4
+    #: fuse a contraction's zero-fill init into its parallel tile loops
+    fuse_init: bool = True
     vectorize: bool = True
 
 
@@ -114,6 +133,12 @@ class Plan:
     decompose: bool = False
     vectorize: bool = True
     note: str = ""
+    #: the op's ``linalg.fill`` init (tagged :data:`SCHEDULE_INIT_ATTR`) is
+    #: fused into its parallel tile loops: every tile starts from zeros in
+    #: registers instead of a separate pass writing the output and a read of it
+    fuse_init: bool = False
+    #: reduction dimensions (the init is never fused below a reduction loop)
+    reduction_dims: tuple[int, ...] = ()
 
 
 @dataclass
@@ -167,10 +192,13 @@ def _thread_tiles(
 def _reduction_register_tile(extent: int, preferred: int) -> int:
     """Register tile of a contraction's k loop (0: take the whole extent).
 
-    Short reductions are unrolled completely; otherwise a divisor close to the
-    preferred size avoids a remainder, and only prime-ish extents get peeled.
+    Reductions no longer than the preferred size are unrolled completely;
+    otherwise a divisor close to the preferred size avoids a remainder, and
+    only prime-ish extents get peeled.  Unrolling longer reductions (e.g. the
+    k = 32 of a gradient ``transpose(h) . dz`` at batch 32) made LLVM hoist
+    the whole B tile into registers: hundreds of spills, 25-35% slower.
     """
-    if extent <= 4 * preferred:
+    if extent <= preferred:
         return 0
     size = best_divisor(extent, preferred)
     return size if size * 2 > preferred else preferred
@@ -190,7 +218,13 @@ def _contraction_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOption
     rm, rn, rk = register_tile(target, nest, options)
     thread_tiles, extents = None, nest.ranges
     if options.threads > 1 and nest.iterations >= options.min_parallel_flops:
-        candidates = list(con.batch) + list(con.m[:-1]) + [m] + list(con.n[:-1]) + [n]
+        # Splitting m, each thread reads all of B and its part of A; splitting
+        # n, all of A and its part of B: split the side of the larger operand
+        # (x . w with few rows: by columns was as fast or faster, interleaved).
+        rows, cols = list(con.m[:-1]) + [m], list(con.n[:-1]) + [n]
+        if math.prod(nest.ranges[d] for d in cols) > math.prod(nest.ranges[d] for d in rows):
+            rows, cols = cols, rows
+        candidates = list(con.batch) + rows + cols
         thread_tiles, extents = _thread_tiles(nest, candidates, options.threads, {m: rm, n: rn})
     levels: list[TileLevel] = []
     tm_target, tn_target, tk_target = options.cache_tile
@@ -383,12 +417,71 @@ class _Loop:
     rank: int
 
 
-def _emit_tile_levels(em: _Emitter, handle: str, levels: tuple[TileLevel, ...]) -> list[_Loop]:
-    """Emit ``tile_using_for`` levels; returns the loops, outermost first."""
+def _emit_fused_level(em: _Emitter, handle: str, level: TileLevel, reductions: tuple[int, ...]) -> tuple[str, list[_Loop]]:
+    """One level as ``structured.fuse`` over its parallel loops (fusing the
+    init into them), then ``tile_using_for`` over its reduction loops."""
     loops: list[_Loop] = []
+    peeled = dict(zip(level.loop_order(), level.peeled()))
+    for part in ("parallel", "reduction"):
+        sizes = [
+            size if (d in reductions) == (part == "reduction") else 0 for d, size in enumerate(level.sizes)
+        ]
+        order = [d for d in level.loop_order() if sizes[d]]
+        if not order:
+            continue
+        tiled = em.fresh("tiled")
+        names = [em.fresh("loop") for _ in order]
+        interchange = f" interchange {_ints(level.interchange)}" if level.interchange else ""
+        result_types = ", ".join([ANY] * (1 + len(order)))
+        if part == "parallel":
+            em.emit(
+                f"{tiled}, {', '.join(names)} = transform.structured.fuse {handle} "
+                f"tile_sizes {_ints(sizes)}{interchange} : ({ANY}) -> ({result_types})"
+            )
+        else:
+            interchange = f" interchange = {_ints(level.interchange)}" if level.interchange else ""
+            em.emit(
+                f"{tiled}, {', '.join(names)} = transform.structured.tile_using_for {handle} "
+                f"tile_sizes {_ints(sizes)}{interchange} : ({ANY}) -> ({result_types})"
+            )
+        for name, dim in zip(names, order):
+            loops.append(_Loop(name, dim, peeled[dim], level.remainder_size(dim), len(level.sizes)))
+        handle = tiled
+    return handle, loops
+
+
+def init_fusible(plan: Plan) -> bool:
+    """Can ``plan`` fuse its init: in each level down to the first one that
+    tiles a reduction, every reduction loop comes after the parallel ones."""
+    for level in plan.levels:
+        order = level.loop_order()
+        kinds = [d in plan.reduction_dims for d in order]
+        if kinds != sorted(kinds):
+            return False
+        if any(kinds):
+            break
+    return True
+
+
+def _emit_tile_levels(
+    em: _Emitter, handle: str, levels: tuple[TileLevel, ...], fuse_reductions: tuple[int, ...] | None = None
+) -> list[_Loop]:
+    """Emit ``tile_using_for`` levels; returns the loops, outermost first.
+
+    With ``fuse_reductions`` (the reduction dims), levels down to the first
+    one that tiles a reduction fuse the op's init into their parallel loops.
+    """
+    loops: list[_Loop] = []
+    fusing = fuse_reductions is not None
     for level in levels:
         order = level.loop_order()
         if not order:
+            continue
+        if fusing:
+            assert fuse_reductions is not None
+            handle, level_loops = _emit_fused_level(em, handle, level, fuse_reductions)
+            loops.extend(level_loops)
+            fusing = not any(d in fuse_reductions for d in order)
             continue
         tiled = em.fresh("tiled")
         loop_names = [em.fresh("loop") for _ in order]
@@ -446,19 +539,32 @@ def render_plan(plan: Plan, schedule_id: int) -> str:
     match = f"{{{SCHEDULE_ID_ATTR} = {schedule_id} : i64}}"
     em.emit(f"%op = transform.structured.match attributes {match} in %root : ({ANY}) -> {ANY}")
     em.emit(f'%func = transform.get_parent_op %op {{op_name = "func.func"}} : ({ANY}) -> {ANY}')
+    init_match = f"{{{SCHEDULE_INIT_ATTR} = {schedule_id} : i64}}"
+    if plan.fuse_init:
+        em.emit(f"%init = transform.structured.match attributes {init_match} in %root : ({ANY}) -> {ANY}")
     handle = "%op"
     if plan.thread_tiles is not None:
         em.emit(
             f"%threaded, %forall = transform.structured.tile_using_forall %op "
             f"tile_sizes {_ints(plan.thread_tiles)} : ({ANY}) -> ({ANY}, {ANY})"
         )
+        if plan.fuse_init:
+            em.emit(
+                f"%init_fused, %forall_fused = transform.structured.fuse_into_containing_op %init into %forall"
+                f" : ({ANY}, {ANY}) -> ({ANY}, {ANY})"
+            )
         handle = "%threaded"
-    loops = _emit_tile_levels(em, handle, plan.levels)
+    loops = _emit_tile_levels(em, handle, plan.levels, plan.reduction_dims if plan.fuse_init else None)
     _emit_peels(em, loops, match)
     _emit_canonicalize(em, "%func")
     if plan.vectorize:
         em.emit(f"%pieces = transform.structured.match attributes {match} in %func : ({ANY}) -> {ANY}")
         target = "%pieces"
+        if plan.fuse_init:
+            # the init's tiles left after forwarding (usually none: a transfer
+            # read of the zeros just written folds to the zero vector)
+            em.emit(f"%inits = transform.structured.match attributes {init_match} in %func : ({ANY}) -> {ANY}")
+            em.emit(f"transform.structured.vectorize %inits : {ANY}")
         if plan.decompose:
             em.emit(f"%decomposed = transform.structured.decompose %pieces : ({ANY}) -> {ANY}")
             target = "%decomposed"
@@ -507,11 +613,83 @@ def _collect_linalg_ops(module: ir.Module) -> list[ir.Operation]:
 
 def _strip_schedule_ids(module: ir.Module) -> None:
     def visit(op: ir.Operation) -> ir.WalkResult:
-        if SCHEDULE_ID_ATTR in op.attributes:
-            del op.attributes[SCHEDULE_ID_ATTR]
+        for name in (SCHEDULE_ID_ATTR, SCHEDULE_INIT_ATTR):
+            if name in op.attributes:
+                del op.attributes[name]
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+
+
+#: producers that ``structured.fuse`` never pulls into a tile loop (no
+#: TilingInterface); other producers of a contraction's inputs must have been
+#: tiled and vectorized before it, or its init is not fused
+_NOT_FUSIBLE_PRODUCERS = frozenset(
+    {
+        "tensor.expand_shape", "tensor.collapse_shape", "tensor.extract_slice", "tensor.insert_slice",
+        "tensor.cast", "tensor.empty", "tensor.from_elements", "arith.constant", "func.call",
+        "scf.for", "scf.if", "scf.while", "scf.execute_region", "scf.index_switch",
+    }
+)
+
+
+def _owner(value: ir.Value) -> ir.Operation | None:
+    owner = value.owner
+    return None if isinstance(owner, ir.Block) else owner.operation
+
+
+def _fill_init(op: ir.Operation, nest: LoopNest, options: ScheduleOptions) -> ir.Operation | None:
+    """The ``linalg.fill`` producing the init of contraction ``op``, if it may be fused."""
+    con = nest.contraction
+    if not (options.fuse_init and options.vectorize and nest.vectorizable):
+        return None
+    if con is None or not (con.m and con.n and con.k) or len(op.results) != 1 or 0 in nest.ranges:
+        return None
+    fill = _owner(op.operands[len(op.operands) - 1])
+    return fill if fill is not None and fill.name == "linalg.fill" else None
+
+
+def _claim_fill_inits(module: ir.Module, options: ScheduleOptions) -> None:
+    """Give each contraction whose init is a ``linalg.fill`` a fill of its own.
+
+    A fill shared by several contractions (CSE merges identical ones) is
+    cloned right before each further user; a fill left without users is
+    erased.  Each claimed fill is tagged with :data:`SCHEDULE_INIT_ATTR`
+    (its consumer's schedule id is set later).
+    """
+    unit = ir.UnitAttr.get()
+    originals: list[ir.Operation] = []
+    for op in _collect_linalg_ops(module):
+        nest = analyze_linalg_op(op)
+        fill = _fill_init(op, nest, options) if nest is not None else None
+        if fill is None:
+            continue
+        index = len(op.operands) - 1
+        if SCHEDULE_INIT_ATTR in fill.attributes or len(list(fill.results[0].uses)) > 1:
+            clone = fill.clone(ir.InsertionPoint(op))
+            op.operands[index] = clone.results[0]
+            if SCHEDULE_INIT_ATTR in fill.attributes:
+                del clone.attributes[SCHEDULE_INIT_ATTR]
+            originals.append(fill)
+            fill = clone
+        fill.attributes[SCHEDULE_INIT_ATTR] = unit
+    for fill in originals:
+        if not list(fill.results[0].uses) and SCHEDULE_INIT_ATTR not in fill.attributes:
+            fill.erase()
+
+
+def _inputs_tiled_first(op: ir.Operation, ids: dict[str, int]) -> list[int] | None:
+    """Schedule ids of the linalg producers of ``op``'s inputs, or ``None`` if
+    a producer could be fused by ``structured.fuse`` (not scheduled before)."""
+    producers = []
+    for value in list(op.operands)[: len(op.operands) - 1]:
+        producer = _owner(value)
+        if producer is None or producer.name in _NOT_FUSIBLE_PRODUCERS:
+            continue
+        if SCHEDULE_ID_ATTR not in producer.attributes:
+            return None
+        producers.append(ir.IntegerAttr(producer.attributes[SCHEDULE_ID_ATTR]).value)
+    return producers
 
 
 def apply_op_schedules(
@@ -519,41 +697,118 @@ def apply_op_schedules(
 ) -> list[OpScheduleRecord]:
     """Tile and vectorize every linalg op on tensors in ``module``, one op at a time.
 
-    A plan whose application fails is reported in its record (``error``) and
-    the op is retried with vectorization only; if that fails too, it stays a
-    scalar op that the loop lowering handles later.
+    A contraction whose init is a ``linalg.fill`` is scheduled together with
+    it (:attr:`Plan.fuse_init`), if the producers of its inputs are tiled
+    before it.  A plan whose application fails is reported in its record
+    (``error``); a fused plan is retried unfused (its fill then scheduled on
+    its own), other plans with vectorization only; if that fails too, the op
+    stays a scalar op that the loop lowering handles later.
     """
     records: list[OpScheduleRecord] = []
     candidates: list[tuple[int, ir.Operation, LoopNest]] = []
+    inits: dict[int, ir.Operation] = {}
+    producers: dict[int, list[int]] = {}
     with module.context:
         i64 = ir.IntegerType.get_signless(64)
+        _claim_fill_inits(module, options)
         for op in _collect_linalg_ops(module):
+            if SCHEDULE_INIT_ATTR in op.attributes:
+                continue  # scheduled with its consumer
             nest = analyze_linalg_op(op)
             if nest is None:
                 continue
             schedule_id = len(candidates)
             op.attributes[SCHEDULE_ID_ATTR] = ir.IntegerAttr.get(i64, schedule_id)
             candidates.append((schedule_id, op, nest))
+            fill = _fill_init(op, nest, options)
+            if fill is not None and SCHEDULE_INIT_ATTR in fill.attributes:
+                fill.attributes[SCHEDULE_INIT_ATTR] = ir.IntegerAttr.get(i64, schedule_id)
+                inits[schedule_id] = fill
+                ids = _inputs_tiled_first(op, {})
+                if ids is not None:
+                    producers[schedule_id] = ids
+    vectorized: set[int] = set()
     for schedule_id, _, nest in candidates:
         plan = plan_for(nest, target, options)
+        fusing = schedule_id in inits and plan.kind == "contraction"
+        if fusing:
+            plan = replace(plan, fuse_init=True, reduction_dims=nest.reduction_dims)
+            ready = schedule_id in producers and all(p in vectorized for p in producers[schedule_id])
+            if not ready or not init_fusible(plan):
+                plan = replace(plan, fuse_init=False)
         record = OpScheduleRecord(op_name=nest.op_name, ranges=nest.ranges, plan=plan)
         records.append(record)
+        if schedule_id in inits and not plan.fuse_init:
+            # the fill goes on its own (a schedule of its own, applied first)
+            records.extend(_schedule_init_alone(module, schedule_id, len(candidates) + len(records), target, options))
         if plan.kind == "scalar":
             continue
         record.script = render_plan(plan, schedule_id)
         try:
             run_transform_script(module, record.script)
             record.applied = True
+            vectorized.add(schedule_id)
             continue
         except Exception as exc:  # the interpreter reports failures as ValueError
             record.error = str(exc).strip().splitlines()[-1] if str(exc).strip() else repr(exc)
+        if plan.fuse_init:
+            records.extend(_schedule_init_alone(module, schedule_id, len(candidates) + len(records), target, options))
+            try:
+                run_transform_script(module, render_plan(replace(plan, fuse_init=False), schedule_id))
+                record.fallback = "without the fused init"
+                vectorized.add(schedule_id)
+                continue
+            except Exception:
+                pass
         fallback = Plan(kind="vectorize-only", note="fallback")
         try:
             run_transform_script(module, render_plan(fallback, schedule_id))
             record.fallback = "vectorized without tiling"
+            vectorized.add(schedule_id)
         except Exception:
             record.fallback = "scalar loops"
     _strip_schedule_ids(module)
+    return records
+
+
+def _schedule_init_alone(
+    module: ir.Module, consumer_id: int, first_id: int, target: CpuTarget, options: ScheduleOptions
+) -> list[OpScheduleRecord]:
+    """Schedule the (unfused) init ops of ``consumer_id`` as ops of their own."""
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if SCHEDULE_INIT_ATTR in op.attributes:
+            try:
+                if ir.IntegerAttr(op.attributes[SCHEDULE_INIT_ATTR]).value == consumer_id:
+                    found.append(op)
+            except ValueError:
+                pass
+        return ir.WalkResult.ADVANCE
+
+    records = []
+    with module.context:
+        module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+        i64 = ir.IntegerType.get_signless(64)
+        for offset, op in enumerate(found):
+            del op.attributes[SCHEDULE_INIT_ATTR]
+            nest = analyze_linalg_op(op)
+            if nest is None:
+                continue
+            schedule_id = first_id + offset
+            op.attributes[SCHEDULE_ID_ATTR] = ir.IntegerAttr.get(i64, schedule_id)
+            plan = plan_for(nest, target, options)
+            record = OpScheduleRecord(op_name=nest.op_name, ranges=nest.ranges, plan=plan)
+            records.append(record)
+            if plan.kind == "scalar":
+                continue
+            record.script = render_plan(plan, schedule_id)
+            try:
+                run_transform_script(module, record.script)
+                record.applied = True
+            except Exception as exc:
+                record.error = str(exc).strip().splitlines()[-1] if str(exc).strip() else repr(exc)
+                record.fallback = "scalar loops"
     return records
 
 

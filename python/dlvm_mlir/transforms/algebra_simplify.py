@@ -55,9 +55,16 @@ broadcast_of_broadcast   broadcast_to(broadcast_to x) -> one   exact
 implicit_broadcast       op(x, broadcast_to y) -> op(x, y)     exact        the op broadcasts y the same
 reduce_of_broadcast      reduce(broadcast_to x) -> n * red(x)  refining     n*v instead of v+...+v
 binary_of_transposes     op(aT, bT) -> transpose(op(a, b))     exact        two transposes become one
-transpose_of_dot         transpose(dot(a, b)) -> dot(bT, aT)   exact        if fewer elements transposed
-dot_of_transposes        dot(aT, bT) -> transpose(dot(b, a))   exact        if fewer elements transposed
+transpose_of_dot         transpose(dot(a, b)) -> dot(bT, aT)   exact        matrices: operand transposes
+                                                                            are read in place
 =======================  ====================================  ===========  ==============================
+
+Transposes of dot operands cost nothing: dlvm-to-linalg reads a matrix
+operand transposed through the contraction's indexing maps (and the GPU
+kernels read it in place), so ``transpose_of_dot`` fires whenever it removes a
+transpose of a product, and the reverse rewrite (``dot(aT, bT) ->
+transpose(dot(b, a))``, which would materialize the result transposed) is
+not a rule.
 
 Every rule keeps the op's result type: a replacement that the op would have
 broadcast is wrapped in ``dlvm.broadcast_to`` by the driver; rules that change
@@ -82,7 +89,6 @@ from dlvm_mlir.transforms._patterns import (
     is_matrix_transpose,
     is_splat,
     keeps_result_shape,
-    num_elements,
     producer,
     rebuilt,
     reduction_kind,
@@ -849,15 +855,6 @@ def binary_of_transposes(op: ir.OpView) -> ir.Value | None:
     return transpose(inner, transpose_perm(ta))
 
 
-def _size(value: ir.Value) -> int:
-    return num_elements(shape(value))
-
-
-def _dies_with_transpose(value: ir.Value) -> bool:
-    """Whether ``value`` is a matrix transpose used once (a rewrite of its user removes it)."""
-    return is_matrix_transpose(value) is not None and single_use(value)
-
-
 def _transposed(value: ir.Value) -> ir.Value:
     """The transpose of a matrix, reusing the operand of a transpose that made it."""
     t = is_matrix_transpose(value)
@@ -876,38 +873,18 @@ func.func @sample(%a: tensor<3x2xf32>, %b: tensor<3x4xf32>) -> tensor<4x2xf32> {
 }""",
 )
 def transpose_of_dot(op: dlvm.TransposeOp) -> ir.Value | None:
-    """transpose(dot(a, b)) -> dot(transpose(b), transpose(a)) when fewer elements get transposed."""
+    """transpose(dot(a, b)) -> dot(transpose(b), transpose(a)) on matrices.
+
+    The transposes of the new dot's operands are read in place by the
+    lowering (and a transpose of a transpose folds), so this removes the
+    transpose of the product and adds none that gets materialized.
+    """
     d = producer(op.operand, dlvm.DotOp)
     if d is None or transpose_perm(op) != [1, 0] or not single_use(d.result):
         return None
     if len(shape(d.lhs)) != 2 or len(shape(d.rhs)) != 2:
         return None
-    removed = _size(op.result) + sum(_size(v) for v in (d.lhs, d.rhs) if _dies_with_transpose(v))
-    added = sum(_size(v) for v in (d.lhs, d.rhs) if is_matrix_transpose(v) is None)
-    if added >= removed:
-        return None
     return dlvm.dot(_transposed(d.rhs), _transposed(d.lhs))
-
-
-@_rule(
-    dlvm.DotOp,
-    exactness=EXACT,
-    sample="""
-func.func @sample(%a: tensor<3x2xf32>, %b: tensor<4x3xf32>) -> tensor<2x4xf32> {
-  %at = dlvm.transpose %a : tensor<3x2xf32>
-  %bt = dlvm.transpose %b : tensor<4x3xf32>
-  %r = dlvm.dot %at, %bt : tensor<2x3xf32>, tensor<3x4xf32>
-  return %r : tensor<2x4xf32>
-}""",
-)
-def dot_of_transposes(op: dlvm.DotOp) -> ir.Value | None:
-    """dot(transpose(a), transpose(b)) -> transpose(dot(b, a)) when the product is the smaller transpose."""
-    ta, tb = is_matrix_transpose(op.lhs), is_matrix_transpose(op.rhs)
-    if ta is None or tb is None or not (single_use(op.lhs) and single_use(op.rhs)):
-        return None
-    if _size(op.result) >= _size(op.lhs) + _size(op.rhs):
-        return None
-    return dlvm.transpose(dlvm.dot(tb.operand, ta.operand))
 
 
 # --------------------------------------------------------------------------

@@ -35,6 +35,7 @@
 #include "mlir/Transforms/DialectConversion.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 #include <cmath>
 
@@ -809,10 +810,34 @@ struct StaticOpLowering : OpConversionPattern<OpT> {
 // dot
 //===----------------------------------------------------------------------===//
 
+/// If `v` is a `dlvm.transpose` that swaps the last two dimensions and keeps
+/// the others in place (a matrix transpose, batched or not), its operand;
+/// null otherwise.
+Value matrixTransposeSource(Value v) {
+  auto t = v.getDefiningOp<TransposeOp>();
+  if (!t || !isStaticTensor(t.getOperand().getType()))
+    return {};
+  SmallVector<int64_t> perm = t.getPermutation();
+  int64_t r = perm.size();
+  if (r < 2 || perm[r - 2] != r - 1 || perm[r - 1] != r - 2)
+    return {};
+  for (int64_t i = 0; i < r - 2; ++i)
+    if (perm[i] != i)
+      return {};
+  return t.getOperand();
+}
+
 /// matrix x matrix -> linalg.matmul; batched -> linalg.batch_matmul (batch
 /// dimensions collapsed into one when there are several); matrix x vector ->
 /// linalg.matvec; vector x matrix -> linalg.vecmat; vector . vector ->
 /// linalg.dot. The accumulator starts at zero.
+///
+/// A matrix operand produced by a `dlvm.transpose` of its last two dimensions
+/// (what the AD emits for `dz . transpose(w)` and `transpose(h) . dz`) is not
+/// materialized: the matmul / batch_matmul reads the transpose's operand
+/// through transposed `indexing_maps`, and `transpose(A) . v` / `v .
+/// transpose(A)` become `v . A` (vecmat) / `A . v` (matvec). The transpose
+/// itself is lowered as usual; the pass erases it when nothing else uses it.
 struct DotLowering : StaticOpLowering<DotOp> {
   using StaticOpLowering::StaticOpLowering;
 
@@ -825,26 +850,76 @@ struct DotLowering : StaticOpLowering<DotOp> {
         ->getResult(0);
   }
 
+  /// A (batch_)matmul whose operands are read transposed where `transA` /
+  /// `transB` say: over loops (batch?, m, n, k), A reads (k, m) instead of
+  /// (m, k) and B reads (n, k) instead of (k, n).
+  template <typename NamedOp>
+  static Value transposedContract(OpBuilder &b, Location loc, Value l, Value r,
+                                  RankedTensorType type, bool transA,
+                                  bool transB) {
+    if (!transA && !transB)
+      return contract<NamedOp>(b, loc, l, r, type);
+    MLIRContext *ctx = b.getContext();
+    unsigned batch = type.getRank() - 2;
+    unsigned nd = batch + 3;
+    SmallVector<AffineExpr> bd;
+    for (unsigned i = 0; i < batch; ++i)
+      bd.push_back(getAffineDimExpr(i, ctx));
+    AffineExpr m = getAffineDimExpr(batch, ctx);
+    AffineExpr n = getAffineDimExpr(batch + 1, ctx);
+    AffineExpr k = getAffineDimExpr(batch + 2, ctx);
+    auto map = [&](AffineExpr x, AffineExpr y) {
+      SmallVector<AffineExpr> exprs(bd);
+      exprs.push_back(x);
+      exprs.push_back(y);
+      return AffineMapAttr::get(AffineMap::get(nd, 0, exprs, ctx));
+    };
+    Value acc = zeroTensor(b, loc, type);
+    auto op = NamedOp::create(b, loc, TypeRange{type}, ValueRange{l, r},
+                              ValueRange{acc});
+    op.setIndexingMapsAttr(b.getArrayAttr({transA ? map(k, m) : map(m, k),
+                                           transB ? map(n, k) : map(k, n),
+                                           map(m, n)}));
+    return op->getResult(0);
+  }
+
   LogicalResult lower(DotOp op, OpAdaptor adaptor,
                       ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value lhs = adaptor.getLhs(), rhs = adaptor.getRhs();
     int64_t lr = tensorType(lhs).getRank(), rr = tensorType(rhs).getRank();
     auto resultType = cast<RankedTensorType>(op.getType());
+    // Transposed matrix operands, read in place (see above).
+    Value lhsT = lr >= 2 ? matrixTransposeSource(op.getLhs()) : Value();
+    Value rhsT = rr >= 2 ? matrixTransposeSource(op.getRhs()) : Value();
+    if (lhsT && !(lhsT = rewriter.getRemappedValue(lhsT)))
+      return rewriter.notifyMatchFailure(op, "unmapped transpose operand");
+    if (rhsT && !(rhsT = rewriter.getRemappedValue(rhsT)))
+      return rewriter.notifyMatchFailure(op, "unmapped transpose operand");
+    bool transA = static_cast<bool>(lhsT), transB = static_cast<bool>(rhsT);
+    Value l = transA ? lhsT : lhs, r = transB ? rhsT : rhs;
     Value result;
     if (lr == 1 && rr == 1)
       result = contract<linalg::DotOp>(rewriter, loc, lhs, rhs, resultType);
     else if (lr == 2 && rr == 1)
-      result = contract<linalg::MatvecOp>(rewriter, loc, lhs, rhs, resultType);
+      result = transA ? contract<linalg::VecmatOp>(rewriter, loc, rhs, l,
+                                                   resultType)
+                      : contract<linalg::MatvecOp>(rewriter, loc, lhs, rhs,
+                                                   resultType);
     else if (lr == 1 && rr == 2)
-      result = contract<linalg::VecmatOp>(rewriter, loc, lhs, rhs, resultType);
+      result = transB ? contract<linalg::MatvecOp>(rewriter, loc, r, lhs,
+                                                   resultType)
+                      : contract<linalg::VecmatOp>(rewriter, loc, lhs, rhs,
+                                                   resultType);
     else if (lr == 2 && rr == 2)
-      result = contract<linalg::MatmulOp>(rewriter, loc, lhs, rhs, resultType);
+      result = transposedContract<linalg::MatmulOp>(rewriter, loc, l, r,
+                                                    resultType, transA, transB);
     else if (lr == 3 && rr == 3)
-      result =
-          contract<linalg::BatchMatmulOp>(rewriter, loc, lhs, rhs, resultType);
+      result = transposedContract<linalg::BatchMatmulOp>(
+          rewriter, loc, l, r, resultType, transA, transB);
     else if (lr == rr && lr > 3) {
-      // Fold the batch dimensions into one: [B..., M, K] -> [B, M, K].
+      // Fold the batch dimensions into one: [B..., X, Y] -> [B, X, Y] (a
+      // transposed operand is collapsed before it is read transposed).
       SmallVector<ReassociationIndices> re;
       re.push_back(llvm::to_vector(llvm::seq<int64_t>(0, lr - 2)));
       re.push_back({lr - 2});
@@ -852,15 +927,15 @@ struct DotLowering : StaticOpLowering<DotOp> {
       auto collapse = [&](Value v) -> Value {
         return tensor::CollapseShapeOp::create(rewriter, loc, v, re);
       };
-      Value l = collapse(lhs), r = collapse(rhs);
+      Value cl = collapse(l), cr = collapse(r);
       ArrayRef<int64_t> shape = resultType.getShape();
       int64_t batch = 1;
       for (int64_t d : shape.drop_back(2))
         batch *= d;
       auto flatType = RankedTensorType::get(
           {batch, shape[lr - 2], shape[lr - 1]}, resultType.getElementType());
-      Value flat =
-          contract<linalg::BatchMatmulOp>(rewriter, loc, l, r, flatType);
+      Value flat = transposedContract<linalg::BatchMatmulOp>(
+          rewriter, loc, cl, cr, flatType, transA, transB);
       result =
           tensor::ExpandShapeOp::create(rewriter, loc, resultType, flat, re);
     } else {
@@ -1664,6 +1739,11 @@ struct DLVMToLinalgPass
     if (bad)
       return signalPassFailure();
 
+    // Transposes already in the input are not ours to erase.
+    llvm::SmallPtrSet<Operation *, 8> existing;
+    getOperation()->walk(
+        [&](linalg::TransposeOp t) { existing.insert(t.getOperation()); });
+
     MLIRContext *ctx = &getContext();
     ConversionTarget target(*ctx);
     target.addIllegalDialect<DLVMDialect>();
@@ -1673,7 +1753,28 @@ struct DLVMToLinalgPass
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       return signalPassFailure();
+    eraseUnusedTransposes(getOperation(), existing);
     markRecomputedOps();
+  }
+
+  /// Lowered transposes whose only users were dots that read them in place
+  /// are dead now: erase them (and their destination, when it was theirs
+  /// alone).
+  static void
+  eraseUnusedTransposes(Operation *root,
+                        const llvm::SmallPtrSetImpl<Operation *> &existing) {
+    SmallVector<linalg::TransposeOp> dead;
+    root->walk([&](linalg::TransposeOp t) {
+      if (t->getNumResults() == 1 && t->use_empty() &&
+          !existing.contains(t.getOperation()))
+        dead.push_back(t);
+    });
+    for (linalg::TransposeOp t : dead) {
+      Operation *init = t.getInit().getDefiningOp();
+      t->erase();
+      if (init && isa<tensor::EmptyOp>(init) && init->use_empty())
+        init->erase();
+    }
   }
 
   /// dlvm-checkpoint gives the ops it recomputes the `dlvm.recompute` unit
