@@ -70,18 +70,19 @@ class ScheduleOptions:
     """Knobs of the CPU schedules; defaults are derived from the target."""
 
     threads: int = 2
-    # A thread split costs a wake-up of a sleeping worker of the async runtime
-    # and a join, tens to hundreds of microseconds on the 2-vCPU VMs measured
-    # (Nov 2026), where the second thread often starts only after the caller
-    # finished its half.  Measured there, one thread vs two (best of 200): 64x512x512
-    # 0.55 vs 0.66 ms, 32x512x784 0.41 vs 0.46, 512x512x32 0.32 vs 0.45,
-    # 128x512x512 1.12 vs 0.91, 512^3 4.0 vs 2.3; elementwise 784x512 0.25 vs
-    # 0.36 ms, 2048x1024 1.41 vs 1.22.  Batch-32 MLP steps ran 30-45% faster
-    # with the thresholds below than with 2^15 / 2^16.
+    # A thread split costs waking a sleeping worker of the async runtime and a
+    # join: tens of microseconds on the 2-vCPU VMs measured (Nov 2026), far
+    # more when the vCPU was idle for a while or the other one is busy.  Ops
+    # too small to amortize that run on one thread: alone, 32x10x512 took
+    # 0.04 ms on one thread and 0.09 ms on two, 128x512x10 0.06 vs 0.16 ms.
+    # Within a training step (workers still awake) larger splits pay: the
+    # MLP 784-512-512-10 step with these thresholds was within noise of
+    # 2^16 / 2^15, and faster than with 2^25 / 2^21 on an idle machine
+    # (slower on a busy one, where one thread is best).
     #: minimum iteration count (generic ops) worth splitting over threads
-    min_parallel_iterations: int = 1 << 21
+    min_parallel_iterations: int = 1 << 17
     #: minimum multiply-adds (contractions) worth splitting over threads
-    min_parallel_flops: int = 1 << 25
+    min_parallel_flops: int = 1 << 20
     #: register tile (m, n, k) for contractions; ``None``: from the target
     register_tile: tuple[int, int, int] | None = None
     #: cache tile targets (m, n, k) for contractions
