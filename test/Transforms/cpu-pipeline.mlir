@@ -42,8 +42,8 @@ func.func private @double_n_times(%x: tensor<16xf32>, %n: i64) -> tensor<16xf32>
 }
 
 // An MLP layer: the dot becomes register-tiled vector.contract ops split over
-// two threads (scf.forall: it has 2^25 multiply-adds, the smallest count the
-// schedules split), then vector FMAs in the LLVM dialect.
+// two threads (scf.forall: the schedules split contractions of 2^20 or more
+// multiply-adds; this one has 2^25), then vector FMAs in the LLVM dialect.
 // LINALG-LABEL: func.func @mlp
 // LINALG: linalg.matmul
 // VEC-LABEL: func.func @mlp
