@@ -304,20 +304,27 @@ def _is_contiguous(memref_type: ir.MemRefType) -> bool:
     return memref_type.has_static_shape and list(strides) == expected[::-1]
 
 
+def ops_where(module: ir.Module, selects: Callable[[ir.Operation], bool]) -> list[ir.Operation]:
+    """The ops nested in ``module`` that ``selects`` accepts, in pre-order (collected, so callers may rewrite them)."""
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if selects(op):
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    with module.context:
+        module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
+
+
 def copies_to_linalg(module: ir.Module, selects: Callable[[ir.Operation], bool]) -> int:
     """Replace each ``memref.copy`` that ``selects`` accepts by a ``linalg.copy``.
 
     Returns how many were rewritten.
     """
-    copies: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "memref.copy" and selects(op):
-            copies.append(op)
-        return ir.WalkResult.ADVANCE
-
+    copies = ops_where(module, lambda op: op.name == "memref.copy" and selects(op))
     with module.context, ir.Location.unknown():
-        module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
         for op in copies:
             with ir.InsertionPoint(op), op.location:
                 linalg_d.copy(op.operands[0], outs=[op.operands[1]])
@@ -333,17 +340,9 @@ def copy_repeated_results(module: ir.Module) -> int:
     repeat makes every returned buffer distinct. Returns
     how many copies were added.
     """
-    returns: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "func.return":
-            returns.append(op)
-        return ir.WalkResult.ADVANCE
-
     added = 0
     with module.context, ir.Location.unknown():
-        module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
-        for ret in returns:
+        for ret in ops_where(module, lambda op: op.name == "func.return"):
             seen: set[ir.Value] = set()
             for index, value in enumerate(list(ret.operands)):
                 if value in seen and isinstance(value.type, ir.RankedTensorType):

@@ -66,7 +66,7 @@ from mlir.execution_engine import ExecutionEngine
 from dlvm_mlir.transforms.kernel_fusion import FusionOptions, fuse_linalg, normalize_linalg
 
 from .analysis import analyze_linalg_op
-from .cpu import copies_to_linalg, copy_repeated_results, entry_point_signatures, stage_entry_points
+from .cpu import copies_to_linalg, copy_repeated_results, entry_point_signatures, ops_where, stage_entry_points
 from .gpu_host import HostReport, host_operations, legalize_host, wrap_in_launch
 from .gpu_kernels import matmul_config, matmul_kernel, matmul_spec
 from .gpu_schedule import (
@@ -186,16 +186,11 @@ def fold_transposes_into_matmuls(module: ir.Module) -> int:
     """
     from mlir.dialects import linalg
 
-    candidates: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name in ("linalg.matmul", "linalg.batch_matmul") and len(op.results) == 1:
-            candidates.append(op)
-        return ir.WalkResult.ADVANCE
-
+    candidates = ops_where(
+        module, lambda op: op.name in ("linalg.matmul", "linalg.batch_matmul") and len(op.results) == 1
+    )
     folded = 0
     with module.context, ir.Location.unknown():
-        module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
         for op in candidates:
             maps = [ir.AffineMapAttr(a).value for a in linalg.get_indexing_maps(op)]
             inputs = list(op.operands[:2])
