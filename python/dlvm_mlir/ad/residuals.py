@@ -136,7 +136,9 @@ class Sweeps:
 
     @property
     def has_reverse_sweep(self) -> bool:
-        return any(s.is_reverse for s in self.sweep.values())
+        """Whether this is a gradient body to analyze: one block (what dlvm-differentiate
+        emits; control flow is in scf ops) with reverse-sweep ops."""
+        return len(self.fn.regions[0].blocks) == 1 and any(s.is_reverse for s in self.sweep.values())
 
     def forward_ops(self) -> list[ir.Operation]:
         return [op for op in self.ops if self.sweep[op] is Sweep.FORWARD]
