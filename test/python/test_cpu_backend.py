@@ -1010,3 +1010,40 @@ def test_mlp_gradient_contractions_read_transposes_in_place() -> None:
     assert_close(db2, do.sum(0, keepdims=True), rtol=1e-3, atol=1e-4)
     assert_close(dw1, x64.T @ dh, rtol=1e-3, atol=1e-4)
     assert_close(db1, dh.sum(0, keepdims=True), rtol=1e-3, atol=1e-4)
+
+
+CACHED_TEMPORARIES = """
+func.func @f(%x: tensor<96x80xf32>, %w: tensor<80x64xf32>) -> tensor<64x64xf32> {
+  %0 = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<96x64xf32>
+  %z = linalg.fill ins(%0 : f32) outs(%e : tensor<96x64xf32>) -> tensor<96x64xf32>
+  %h = linalg.matmul ins(%x, %w : tensor<96x80xf32>, tensor<80x64xf32>) outs(%z : tensor<96x64xf32>) -> tensor<96x64xf32>
+  %e2 = tensor.empty() : tensor<64x64xf32>
+  %z2 = linalg.fill ins(%0 : f32) outs(%e2 : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %g = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>,
+                                      affine_map<(m, n, k) -> (m, n)>]
+       ins(%h, %h : tensor<96x64xf32>, tensor<96x64xf32>) outs(%z2 : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %g : tensor<64x64xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("caching", [True, False])
+def test_temporaries_come_from_the_buffer_cache(caching: bool) -> None:
+    """memref.alloc in compiled code -> the caching allocator (or malloc); same results."""
+    from dlvm_mlir import _dlvm
+
+    exe = compile_cpu(CACHED_TEMPORARIES, options=CpuOptions(threads=1, caching_allocator=caching), use_cache=False)
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((96, 80)).astype(np.float32), rng.standard_normal((80, 64)).astype(np.float32)
+    before = _dlvm.buffer_cache_stats()
+    for _ in range(3):
+        got = exe("f", x, w)
+    after = _dlvm.buffer_cache_stats()
+    h = x.astype(np.float64) @ w
+    np.testing.assert_allclose(got, h.T @ h, rtol=1e-4, atol=1e-3)
+    hits, misses = after["hits"] - before["hits"], after["misses"] - before["misses"]
+    if caching:
+        assert hits >= 2 and misses <= 1  # the 96x64 temporary: allocated once, reused twice
+    else:
+        assert hits == misses == 0

@@ -98,6 +98,9 @@ class CpuOptions:
     fast_math_approximations: bool = True
     #: pack B of large matmuls into contiguous register-tile panels
     pack_operands: bool = True
+    #: memref.alloc/dealloc call MLIR's generic allocation functions, which the
+    #: JIT binds to dlvm_mlir's caching allocator (False: malloc/free)
+    caching_allocator: bool = True
     schedule: ScheduleOptions = field(default_factory=ScheduleOptions)
     target: CpuTarget = field(default_factory=host_target)
 
@@ -113,7 +116,8 @@ class CpuOptions:
         """Stable text identifying everything that affects the generated code."""
         return repr(
             (self.threads, self.opt_level, self.vectorize, self.fuse_elementwise,
-             self.fast_math_approximations, self.pack_operands, self.schedule, self.target.key())
+             self.fast_math_approximations, self.pack_operands, self.caching_allocator, self.schedule,
+             self.target.key())
         )
 
 
@@ -439,7 +443,8 @@ def stage_to_llvm(module: ir.Module, options: CpuOptions) -> None:
         "convert-scf-to-cf,expand-strided-metadata,lower-affine,arith-expand,"
         "convert-math-to-llvm,convert-math-to-libm,"
         "convert-vector-to-llvm{reassociate-fp-reductions},"
-        "finalize-memref-to-llvm,convert-to-llvm,reconcile-unrealized-casts,"
+        f"finalize-memref-to-llvm{{use-generic-functions={str(options.caching_allocator).lower()}}},"
+        "convert-to-llvm,reconcile-unrealized-casts,"
         "canonicalize,cse",
     )
 

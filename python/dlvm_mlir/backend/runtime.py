@@ -28,6 +28,7 @@ import numpy as np
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
+from .. import _dlvm
 from ..errors import DLVMError
 
 __all__ = [
@@ -355,6 +356,17 @@ class _EntryPoint:
         return tuple(out[()] if spec.is_scalar else out for spec, out in zip(sig.results, outputs))
 
 
+def _bind_buffer_functions(engine: ExecutionEngine) -> None:
+    """Bind MLIR's generic allocation functions to the caching allocator (C++, in ``_dlvm``).
+
+    The names are registered as they are (``register_runtime`` would add the
+    ``_mlir_ciface_`` prefix of C-interface wrappers); the addresses are plain C
+    functions, so no Python runs per allocation.
+    """
+    for name, address in _dlvm.buffer_functions().items():
+        engine.raw_register_runtime(name, ctypes.c_void_p(address))
+
+
 class CpuExecutable:
     """A JIT-compiled module: call its entry points with numpy arrays.
 
@@ -383,6 +395,7 @@ class CpuExecutable:
             )
         except RuntimeError as exc:
             raise ExecutionError(f"could not create the execution engine: {exc}") from exc
+        _bind_buffer_functions(engine)
         _keep_forever(engine)
         self._engine = engine
         self._entries: dict[str, _EntryPoint] = {}

@@ -51,6 +51,7 @@ def cpu_options(
     fast_math: bool = True,
     pack: bool = True,
     vector_bits: int = 0,
+    caching_allocator: bool = True,
 ) -> CpuOptions:
     """The :class:`CpuOptions` for the pass options (``vector_bits=0``: the host's)."""
     target: CpuTarget = host_target()
@@ -62,6 +63,7 @@ def cpu_options(
         fuse_elementwise=fuse,
         fast_math_approximations=fast_math,
         pack_operands=pack,
+        caching_allocator=caching_allocator,
         target=target,
     )
 
@@ -77,6 +79,9 @@ class CpuPipeline(ModulePass):
         Option("fuse", bool, True, "fuse elementwise producers into consumers and reductions (dlvm-kernel-fusion)"),
         Option("fast-math", bool, True, "f32 exp/log/tanh/erf as vectorizable polynomial approximations"),
         Option("pack", bool, True, "pack the B operand of large matmuls into contiguous panels"),
+        Option("caching-allocator", bool, True,
+               "memref.alloc/dealloc call _mlir_memref_to_llvm_{alloc,aligned_alloc,free} (bound to dlvm_mlir's "
+               "caching allocator by its JIT; false: malloc/free)"),
         Option("optimize", bool, True, "run dlvm-optimize before dlvm-to-linalg"),
         Option("stop-at", str, "to-llvm", "stop after this stage", choices=STOP_POINTS),
     )
@@ -93,6 +98,7 @@ class CpuPipeline(ModulePass):
             fast_math=self.fast_math,
             pack=self.pack,
             vector_bits=self.vector_bits,
+            caching_allocator=self.caching_allocator,
         )
 
         def stages(work: ir.Module) -> None:
