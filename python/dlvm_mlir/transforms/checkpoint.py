@@ -20,7 +20,8 @@ Policies (``policy=``), after JAX's ``jax.checkpoint`` policies:
   residuals fit in ``budget`` bytes (no budget: save everything).
 
 Ops that cannot be recomputed (loops, calls, ops with effects) are always
-saved when the reverse sweep needs them.
+saved when the reverse sweep needs them. A function that already holds
+recomputed copies (the pass ran before) is left as it is.
 
 The choice is a minimum cut, the formulation of the min-cut partitioner of
 PyTorch's AOTAutograd extended with recomputation costs. Every forward op
