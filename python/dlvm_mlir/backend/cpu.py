@@ -467,6 +467,50 @@ CPU_STAGES: tuple[tuple[str, StageFn], ...] = (
 STAGE_NAMES = tuple(name for name, _ in CPU_STAGES)
 
 
+def run_stages(
+    module: ir.Module,
+    stages: list[tuple[str, Callable[[], object]]],
+    *,
+    kind: str,
+    stage_seconds: dict[str, float],
+    dump_dir: str | os.PathLike[str] | None = None,
+    on_stage: Callable[[str, ir.Module], None] | None = None,
+    stop_after: str | None = None,
+) -> dict[str, object]:
+    """Run a back end's stages in order (shared by the CPU and GPU pipelines); their outcomes by name.
+
+    Times each stage into ``stage_seconds``; after each, writes the IR to
+    ``dump_dir`` (or ``$DLVM_MLIR_DUMP_DIR``) as ``NN-<stage>.mlir``
+    (``00-input.mlir`` is the input) and calls ``on_stage(name, module)``;
+    ends after ``stop_after``. A stage's unexpected exception becomes an
+    :class:`ExecutionError` naming the stage.
+    """
+    names = [name for name, _ in stages]
+    if stop_after is not None and stop_after not in names:
+        raise ValueError(f"unknown stage {stop_after!r}; stages: {', '.join(names)}")
+    dump_path = dump_dir or os.environ.get("DLVM_MLIR_DUMP_DIR")
+    dump_to = Path(dump_path) if dump_path else None
+    if dump_to is not None:
+        _dump(dump_to, 0, "input", module)
+    outcomes: dict[str, object] = {}
+    for index, (name, run) in enumerate(stages, start=1):
+        start = time.perf_counter()
+        try:
+            outcomes[name] = run()
+        except ExecutionError:
+            raise
+        except Exception as exc:
+            raise ExecutionError(f"{kind} pipeline stage '{name}' failed: {exc}") from exc
+        stage_seconds[name] = time.perf_counter() - start
+        if dump_to is not None:
+            _dump(dump_to, index, name, module)
+        if on_stage is not None:
+            on_stage(name, module)
+        if name == stop_after:
+            break
+    return outcomes
+
+
 def _dump(dump_dir: Path, index: int, name: str, module: ir.Module) -> None:
     dump_dir.mkdir(parents=True, exist_ok=True)
     (dump_dir / f"{index:02d}-{name}.mlir").write_text(str(module))
@@ -489,29 +533,13 @@ def lower_to_llvm_cpu(
     ``stop_after`` ends the pipeline after the named stage.
     """
     options = options or CpuOptions(threads=threads)
-    if stop_after is not None and stop_after not in STAGE_NAMES:
-        raise ValueError(f"unknown stage {stop_after!r}; stages: {', '.join(STAGE_NAMES)}")
-    dump_path = dump_dir or os.environ.get("DLVM_MLIR_DUMP_DIR")
-    dump_to = Path(dump_path) if dump_path else None
-    if dump_to is not None:
-        _dump(dump_to, 0, "input", module)
     result = LoweringResult(module=module, signatures=entry_point_signatures(module))
-    for index, (name, stage) in enumerate(CPU_STAGES, start=1):
-        start = time.perf_counter()
-        try:
-            outcome = stage(module, options)
-        except ExecutionError:
-            raise
-        except Exception as exc:
-            raise ExecutionError(f"CPU pipeline stage '{name}' failed: {exc}") from exc
-        result.stage_seconds[name] = time.perf_counter() - start
-        if name == "tile-and-vectorize" and isinstance(outcome, list):
-            result.schedules = outcome
-        if dump_to is not None:
-            _dump(dump_to, index, name, module)
-        if on_stage is not None:
-            on_stage(name, module)
-        if name == stop_after:
-            break
+    stages = [(name, lambda stage=stage: stage(module, options)) for name, stage in CPU_STAGES]
+    outcomes = run_stages(
+        module, stages, kind="CPU", stage_seconds=result.stage_seconds,
+        dump_dir=dump_dir, on_stage=on_stage, stop_after=stop_after,
+    )
+    if isinstance(outcomes.get("tile-and-vectorize"), list):
+        result.schedules = outcomes["tile-and-vectorize"]
     return result
 

@@ -53,7 +53,6 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -66,7 +65,14 @@ from mlir.execution_engine import ExecutionEngine
 from dlvm_mlir.transforms.kernel_fusion import FusionOptions, fuse_linalg, normalize_linalg
 
 from .analysis import analyze_linalg_op
-from .cpu import copies_to_linalg, copy_repeated_results, entry_point_signatures, ops_where, stage_entry_points
+from .cpu import (
+    copies_to_linalg,
+    copy_repeated_results,
+    entry_point_signatures,
+    ops_where,
+    run_stages,
+    stage_entry_points,
+)
 from .gpu_host import HostReport, host_operations, legalize_host, wrap_in_launch
 from .gpu_kernels import matmul_config, matmul_kernel, matmul_spec
 from .gpu_schedule import (
@@ -623,11 +629,6 @@ GPU_STAGES = GPU_STAGE_NAMES
 """The stage names, in order."""
 
 
-def _dump(dump_dir: Path, index: int, name: str, module: ir.Module) -> None:
-    dump_dir.mkdir(parents=True, exist_ok=True)
-    (dump_dir / f"{index:02d}-{name}.mlir").write_text(str(module))
-
-
 def lower_to_gpu(
     module: ir.Module,
     options: GpuOptions | None = None,
@@ -642,12 +643,6 @@ def lower_to_gpu(
     to the end (host LLVM dialect + ``gpu.binary``).
     """
     options = options or GpuOptions()
-    if stop_after is not None and stop_after not in GPU_STAGE_NAMES:
-        raise ValueError(f"unknown stage {stop_after!r}; stages: {', '.join(GPU_STAGE_NAMES)}")
-    dump_path = dump_dir or os.environ.get("DLVM_MLIR_DUMP_DIR")
-    dump_to = Path(dump_path) if dump_path else None
-    if dump_to is not None:
-        _dump(dump_to, 0, "input", module)
     result = GpuLoweringResult(module=module, signatures=entry_point_signatures(module))
     stages: list[tuple[str, Callable[[], Any]]] = [
         ("entry-points", lambda: stage_entry_points(module, None)),  # type: ignore[arg-type]
@@ -660,25 +655,12 @@ def lower_to_gpu(
         ("host-llvm", lambda: stage_host_llvm(module, options)),
         ("binary", lambda: stage_binary(module, options)),
     ]
-    for index, (name, run) in enumerate(stages, start=1):
-        start = time.perf_counter()
-        try:
-            outcome = run()
-        except ExecutionError:
-            raise
-        except Exception as exc:
-            raise ExecutionError(f"GPU pipeline stage '{name}' failed: {exc}") from exc
-        result.stage_seconds[name] = time.perf_counter() - start
-        if name == "map":
-            result.ops = outcome
-        elif name == "host":
-            result.host = outcome
-        if dump_to is not None:
-            _dump(dump_to, index, name, module)
-        if on_stage is not None:
-            on_stage(name, module)
-        if name == stop_after:
-            break
+    outcomes = run_stages(
+        module, stages, kind="GPU", stage_seconds=result.stage_seconds,
+        dump_dir=dump_dir, on_stage=on_stage, stop_after=stop_after,
+    )
+    result.ops = outcomes.get("map", result.ops)
+    result.host = outcomes.get("host", result.host)
     return result
 
 
