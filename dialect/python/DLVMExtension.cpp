@@ -9,6 +9,8 @@
 #include "dlvm-c/Dialect.h"
 #include "dlvm-c/Passes.h"
 
+#include "AsyncRuntime.h"
+
 #include "mlir/Bindings/Python/NanobindAdaptors.h"
 #include "mlir-c/BuiltinTypes.h"
 
@@ -231,6 +233,34 @@ NB_MODULE(_dlvm, m) {
   m.def(
       "trim_buffer_cache", []() { BufferCache::get().trim(); },
       "Free every cached block.");
+
+  m.def(
+      "async_runtime_functions",
+      []() {
+        nb::dict d;
+        for (auto [name, address] : dlvm::asyncRuntimeSymbols())
+          d[name] = reinterpret_cast<std::uintptr_t>(address);
+        return d;
+      },
+      "Addresses of the async runtime (MLIR's mlirAsyncRuntime* ABI on a "
+      "spinning thread pool) that JIT-compiled parallel loops call.");
+  m.def(
+      "async_runtime_stats",
+      []() {
+        dlvm::AsyncRuntimeStats stats = dlvm::asyncRuntimeStats();
+        nb::dict d;
+        d["live_objects"] = stats.liveObjects;
+        d["workers"] = stats.workers;
+        d["tasks_by_workers"] = stats.tasksByWorkers;
+        d["tasks_by_waiters"] = stats.tasksByWaiters;
+        d["sleeps"] = stats.sleeps;
+        d["spin_us"] = stats.spinMicros;
+        return d;
+      },
+      "Counters of the async runtime.");
+  m.def("set_async_runtime_spin", &dlvm::setAsyncRuntimeSpin,
+        nb::arg("microseconds"),
+        "How long idle workers and waiting threads poll before they sleep.");
 
   // The upstream bindings emit errors only (Location.emit_error).
   m.def(

@@ -94,7 +94,7 @@ def test_matmul_is_vectorized_and_threaded() -> None:
     plans = {r.op_name: r.plan for r in exe.lowering.schedules}
     assert plans["linalg.matmul"].thread_tiles == (0, 1024, 0)
     # below the thresholds, one thread (a thread split costs more than it saves)
-    exe = compile_ir(matmul_ir(32, 10, 512))
+    exe = compile_ir(matmul_ir(16, 10, 256))
     assert all(r.plan.thread_tiles is None for r in exe.lowering.schedules)
 
 
@@ -856,7 +856,7 @@ def test_many_executables_and_thread_counts_in_one_process() -> None:
     exes = [compile_cpu(ADD_256 + f"// variant {i}\n", threads=t) for i, t in enumerate([1, 2, 2, 1])]
     for exe in exes:
         np.testing.assert_array_equal(exe.add(x, x), x + x)
-    assert [exe.needs_async for exe in exes] == [False, True, True, False]
+    assert [exe.lowering.uses_async_runtime for exe in exes] == [False, True, True, False]
 
 
 def test_memory_and_disk_cache(tmp_path: Path) -> None:

@@ -106,14 +106,11 @@ def _write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
-def _store(directory: Path, key: str, result: LoweringResult, needs_async: bool) -> None:
+def _store(directory: Path, key: str, result: LoweringResult) -> None:
     buffer = io.BytesIO()
     with result.module.context:
         result.module.operation.write_bytecode(buffer)
-    meta = {
-        "signatures": [s.to_json() for s in result.signatures],
-        "uses_async_runtime": needs_async,
-    }
+    meta = {"signatures": [s.to_json() for s in result.signatures]}
     _write_atomic(directory / f"{key}.mlirbc", buffer.getvalue())
     _write_atomic(directory / f"{key}.json", json.dumps(meta).encode())
 
@@ -130,12 +127,7 @@ def _load(directory: Path, key: str, options: CpuOptions) -> CpuExecutable | Non
         signatures = [FunctionSignature.from_json(s) for s in meta["signatures"]]
     except Exception:
         return None
-    return CpuExecutable(
-        module,
-        signatures,
-        opt_level=options.opt_level,
-        needs_async=bool(meta["uses_async_runtime"]),
-    )
+    return CpuExecutable(module, signatures, opt_level=options.opt_level)
 
 
 def _ir_text(source: str | ir.Module) -> str:
@@ -185,15 +177,12 @@ def compile_cpu(
             return loaded
     start = time.perf_counter()
     result = lower_text(ir_text, options)
-    needs_async = result.uses_async_runtime
     if use_cache and directory is not None:
         try:
-            _store(directory, key, result, needs_async)
+            _store(directory, key, result)
         except OSError:
             pass
-    executable = CpuExecutable(
-        result.module, result.signatures, opt_level=options.opt_level, needs_async=needs_async
-    )
+    executable = CpuExecutable(result.module, result.signatures, opt_level=options.opt_level)
     executable.lowering = result
     _STATS.compiles += 1
     _STATS.last_compile_seconds = time.perf_counter() - start

@@ -84,7 +84,7 @@ from .gpu_schedule import (
     plan_gpu_op,
     render_parallel_plan,
 )
-from .runtime import CpuExecutable, ExecutionError, FunctionSignature, _keep_forever, runtime_library_dir
+from .runtime import CpuExecutable, ExecutionError, FunctionSignature, runtime_library_dir
 from .schedule import run_transform_script
 
 __all__ = [
@@ -790,6 +790,17 @@ def cuda_runtime_library() -> Path:
     return runtime_library_dir() / "libmlir_cuda_runtime.so"
 
 
+# GPU engines are never destroyed: an engine's destructor unloads the kernel
+# modules through libmlir_cuda_runtime.so, untested without a GPU at hand, and
+# executables are cached per module anyway (one engine per compiled module).
+_LIVE_ENGINES: list[ExecutionEngine] = []
+
+
+def _keep_forever(engine: ExecutionEngine) -> None:
+    _LIVE_ENGINES.append(engine)
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(engine))
+
+
 class CudaExecutable(CpuExecutable):
     """JIT-compiled host code that launches the kernels: call entry points with numpy arrays.
 
@@ -800,7 +811,6 @@ class CudaExecutable(CpuExecutable):
 
     def __init__(self, llvm_module: ir.Module, signatures: Sequence[FunctionSignature], *, opt_level: int = 3) -> None:
         self.signatures = {sig.name: sig for sig in signatures}
-        self.needs_async = False
         self._context = llvm_module.context
         libs = [str(runtime_library_dir() / "libmlir_runner_utils.so"), str(cuda_runtime_library())]
         try:

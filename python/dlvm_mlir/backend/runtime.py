@@ -7,12 +7,19 @@ layout.  :class:`CpuExecutable` allocates the result arrays, builds the memref
 descriptors, calls the packed ``_mlir__mlir_ciface_<name>`` wrapper of the
 :class:`mlir.execution_engine.ExecutionEngine` and hands the arrays back.
 
-Engine lifetime: an engine that loaded ``libmlir_async_runtime.so`` resets
-the runtime's global state when it is destroyed, and the next engine using
-the runtime crashes the process.  Engines are therefore never destroyed:
-each one gets an extra reference that is never released (they are also
-cached by :mod:`dlvm_mlir.backend.cache`, so a process holds one engine per
-distinct compiled module).
+Runtime functions: compiled code calls three families of functions that
+are bound when the engine is created, as plain C addresses from the
+``_dlvm`` extension (no Python runs per call):
+
+- ``memref.alloc``/``dealloc`` -> a caching allocator
+  (:func:`_dlvm.buffer_functions`);
+- parallel loops (``async-parallel-for`` -> ``mlirAsyncRuntime*``) -> an
+  implementation of MLIR's async runtime ABI on a thread pool whose idle
+  workers spin before they sleep (:func:`_dlvm.async_runtime_functions`,
+  dialect/python/AsyncRuntime.cpp).  It replaces ``libmlir_async_runtime.so``,
+  whose workers sleep between tasks (a wake-up per parallel loop) and whose
+  global state an engine's destructor resets;
+- ``libmlir_runner_utils.so`` (printing, for debugging).
 """
 
 from __future__ import annotations
@@ -153,26 +160,16 @@ def runtime_library_dir() -> Path:
     return Path(ir.__file__).resolve().parent / "lib"
 
 
-def _runtime_libraries(needs_async: bool) -> list[str]:
+def _runtime_libraries() -> list[str]:
     """Runtime libraries that are safe to load into this process.
 
     ``libmlir_c_runner_utils.so`` is deliberately absent: it links
     ``libMLIR.so`` and would bring a second copy of MLIR into the process.
+    ``libmlir_async_runtime.so`` is replaced by the ``_dlvm`` extension's
+    runtime (see the module docstring).
     """
-    lib = runtime_library_dir()
-    names = ["libmlir_runner_utils.so"]
-    if needs_async:
-        names.append("libmlir_async_runtime.so")
-    return [str(lib / name) for name in names if (lib / name).exists()]
-
-
-# Engines are kept alive for the whole process (see the module docstring).
-_LIVE_ENGINES: list[ExecutionEngine] = []
-
-
-def _keep_forever(engine: ExecutionEngine) -> None:
-    _LIVE_ENGINES.append(engine)
-    ctypes.pythonapi.Py_IncRef(ctypes.py_object(engine))
+    path = runtime_library_dir() / "libmlir_runner_utils.so"
+    return [str(path)] if path.exists() else []
 
 
 _DESCRIPTOR_CLASSES: dict[int, type] = {}
@@ -356,14 +353,15 @@ class _EntryPoint:
         return tuple(out[()] if spec.is_scalar else out for spec, out in zip(sig.results, outputs))
 
 
-def _bind_buffer_functions(engine: ExecutionEngine) -> None:
-    """Bind MLIR's generic allocation functions to the caching allocator (C++, in ``_dlvm``).
+def _bind_runtime_functions(engine: ExecutionEngine) -> None:
+    """Bind the allocation and async runtime functions (C++, in ``_dlvm``).
 
     The names are registered as they are (``register_runtime`` would add the
     ``_mlir_ciface_`` prefix of C-interface wrappers); the addresses are plain C
-    functions, so no Python runs per allocation.
+    functions, so no Python runs per call.
     """
-    for name, address in _dlvm.buffer_functions().items():
+    functions = {**_dlvm.buffer_functions(), **_dlvm.async_runtime_functions()}
+    for name, address in functions.items():
         engine.raw_register_runtime(name, ctypes.c_void_p(address))
 
 
@@ -382,21 +380,14 @@ class CpuExecutable:
         signatures: Sequence[FunctionSignature],
         *,
         opt_level: int = 3,
-        needs_async: bool | None = None,
     ) -> None:
-        if needs_async is None:
-            needs_async = "mlirAsyncRuntime" in str(llvm_module)
         self.signatures = {sig.name: sig for sig in signatures}
-        self.needs_async = needs_async
         self._context = llvm_module.context
         try:
-            engine = ExecutionEngine(
-                llvm_module, opt_level=opt_level, shared_libs=_runtime_libraries(needs_async)
-            )
+            engine = ExecutionEngine(llvm_module, opt_level=opt_level, shared_libs=_runtime_libraries())
         except RuntimeError as exc:
             raise ExecutionError(f"could not create the execution engine: {exc}") from exc
-        _bind_buffer_functions(engine)
-        _keep_forever(engine)
+        _bind_runtime_functions(engine)
         self._engine = engine
         self._entries: dict[str, _EntryPoint] = {}
         #: the pipeline's LoweringResult when this process compiled the module

@@ -70,19 +70,19 @@ class ScheduleOptions:
     """Knobs of the CPU schedules; defaults are derived from the target."""
 
     threads: int = 2
-    # A thread split costs waking a sleeping worker of the async runtime and a
-    # join: tens of microseconds on the 2-vCPU VMs measured (Nov 2026), far
-    # more when the vCPU was idle for a while or the other one is busy.  Ops
-    # too small to amortize that run on one thread: alone, 32x10x512 took
-    # 0.04 ms on one thread and 0.09 ms on two, 128x512x10 0.06 vs 0.16 ms.
-    # Within a training step (workers still awake) larger splits pay: the
-    # MLP 784-512-512-10 step with these thresholds was within noise of
-    # 2^16 / 2^15, and faster than with 2^25 / 2^21 on an idle machine
-    # (slower on a busy one, where one thread is best).
+    # A thread split costs a task hand-off and a join: about a microsecond
+    # while the worker of dlvm's async runtime spins (AsyncRuntime.cpp; for
+    # 5 ms after its last task), far more when it has to be woken.  Ops below
+    # these thresholds (about 5-10 us of work) run on one thread.  MLP
+    # 784-512-512-10 training step, median ms over 150 steps, two alternated
+    # runs each (Nov 2026, 2 vCPUs): batch 128: 2^12/2^15 4.5, 4.6;
+    # 2^14/2^17 4.5, 3.9, 4.0, 4.4; 2^17/2^20 (the thresholds that suited
+    # libmlir_async_runtime's sleeping workers) 4.5, 5.3; batch 32 within
+    # noise (1.4-1.8) for all three.
     #: minimum iteration count (generic ops) worth splitting over threads
-    min_parallel_iterations: int = 1 << 17
+    min_parallel_iterations: int = 1 << 14
     #: minimum multiply-adds (contractions) worth splitting over threads
-    min_parallel_flops: int = 1 << 20
+    min_parallel_flops: int = 1 << 17
     #: register tile (m, n, k) for contractions; ``None``: from the target
     register_tile: tuple[int, int, int] | None = None
     #: cache tile targets (m, n, k) for contractions

@@ -19,7 +19,9 @@ The same stages as ``dlvm_mlir.compile(text, target="cpu")`` (see
 ``dlvm-opt --dlvm-cpu-pipeline=stop-at=tile-and-vectorize`` for the tiled,
 vectorized loops on tensors.  After ``to-llvm`` the module is in the LLVM
 dialect only (``mlir-translate --mlir-to-llvmir`` takes it); with
-``threads`` > 1 it calls the async runtime (``libmlir_async_runtime.so``).
+``threads`` > 1 it calls MLIR's async runtime ABI (``mlirAsyncRuntime*``:
+``libmlir_async_runtime.so``, or dlvm's spinning implementation that the
+JIT binds; docs/cpu.md).
 
 Tile sizes follow the host CPU (SIMD width, caches) unless ``vector-bits``
 fixes the SIMD width, which makes the output the same on every machine.

@@ -1,0 +1,223 @@
+"""dlvm's async runtime (dialect/python/AsyncRuntime.cpp): MLIR's ``mlirAsyncRuntime*``
+ABI on a spinning thread pool, called by compiled parallel loops."""
+
+from __future__ import annotations
+
+import gc
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from dlvm_mlir import _dlvm
+from dlvm_mlir.backend import compile_cpu
+from dlvm_mlir.backend.runtime import CpuExecutable, FunctionSignature, ValueSpec
+from mlir import ir, passmanager
+
+RNG = np.random.default_rng(7)
+
+MATMUL = """
+func.func @mm(%a: tensor<192x256xf32>, %b: tensor<256x160xf32>) -> tensor<192x160xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<192x160xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<192x160xf32>) -> tensor<192x160xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<192x256xf32>, tensor<256x160xf32>)
+                     outs(%c : tensor<192x160xf32>) -> tensor<192x160xf32>
+  return %r : tensor<192x160xf32>
+}
+"""
+
+# Every kind of async object and await: a value made by a task, a group awaited
+# inside a coroutine (await_all in async.execute), a coroutine awaiting a token
+# and a value, blocking awaits, and an error token whose dependent task fails.
+ASYNC_OPS = """
+func.func @f(%xm: memref<f32>, %out: memref<f32>, %err: memref<i32>) attributes {llvm.emit_c_interface} {
+  %x = memref.load %xm[] : memref<f32>
+  %t0, %v0 = async.execute -> !async.value<f32> {
+    %y = arith.mulf %x, %x : f32
+    async.yield %y : f32
+  }
+  %c2 = arith.constant 2 : index
+  %g = async.create_group %c2 : !async.group
+  %ta = async.execute { async.yield }
+  %tb = async.execute { async.yield }
+  %ra = async.add_to_group %ta, %g : !async.token
+  %rb = async.add_to_group %tb, %g : !async.token
+  %t1, %v1 = async.execute [%t0] (%v0 as %a : !async.value<f32>) -> !async.value<f32> {
+    async.await_all %g
+    %z = arith.addf %a, %x : f32
+    async.yield %z : f32
+  }
+  %bad = async.runtime.create : !async.token
+  async.runtime.set_error %bad : !async.token
+  %t2 = async.execute [%bad] { async.yield }
+  async.runtime.await %t2 : !async.token
+  %e = async.runtime.is_error %t2 : !async.token
+  %r = async.await %v1 : !async.value<f32>
+  memref.store %r, %out[] : memref<f32>
+  %ei = arith.extui %e : i1 to i32
+  memref.store %ei, %err[] : memref<i32>
+  return
+}
+"""
+
+ASYNC_TO_LLVM = (
+    "builtin.module(async-to-async-runtime,async-runtime-ref-counting,async-runtime-ref-counting-opt,"
+    "convert-async-to-llvm,convert-scf-to-cf,finalize-memref-to-llvm,convert-arith-to-llvm,"
+    "convert-cf-to-llvm,convert-func-to-llvm,reconcile-unrealized-casts)"
+)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    mp = pytest.MonkeyPatch()
+    mp.setenv("DLVM_MLIR_CACHE_DIR", str(tmp_path_factory.mktemp("dlvm-cache")))
+    yield
+    mp.undo()
+
+
+@pytest.fixture
+def spin() -> None:
+    """Restores the spin budget a test changes."""
+    before = _dlvm.async_runtime_stats()["spin_us"]
+    yield
+    _dlvm.set_async_runtime_spin(before)
+
+
+def operands() -> tuple[np.ndarray, np.ndarray]:
+    return (
+        RNG.standard_normal((192, 256)).astype(np.float32),
+        RNG.standard_normal((256, 160)).astype(np.float32),
+    )
+
+
+def check(exe: CpuExecutable, a: np.ndarray, b: np.ndarray) -> None:
+    np.testing.assert_allclose(exe.mm(a, b), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+
+
+def tasks_run() -> int:
+    stats = _dlvm.async_runtime_stats()
+    return stats["tasks_by_workers"] + stats["tasks_by_waiters"]
+
+
+def test_parallel_loops_run_on_the_pool_and_free_every_object() -> None:
+    exe = compile_cpu(MATMUL, threads=2)
+    assert exe.lowering.uses_async_runtime
+    before = tasks_run()
+    a, b = operands()
+    for _ in range(20):
+        check(exe, a, b)
+    stats = _dlvm.async_runtime_stats()
+    assert tasks_run() - before >= 20  # at least one task per call besides the caller's block
+    assert 1 <= stats["workers"] <= max(1, (os.cpu_count() or 2) - 1)
+    assert stats["live_objects"] == 0
+
+
+def test_the_runtime_implements_every_function_the_lowering_declares() -> None:
+    with ir.Context():
+        module = ir.Module.parse(ASYNC_OPS)
+        passmanager.PassManager.parse(ASYNC_TO_LLVM).run(module.operation)
+        declared = set(re.findall(r"@(mlirAsyncRuntim\w+)", str(module)))
+    assert len(declared) >= 20
+    assert declared <= set(_dlvm.async_runtime_functions())
+
+
+def test_values_groups_coroutine_awaits_and_errors() -> None:
+    with ir.Context():
+        module = ir.Module.parse(ASYNC_OPS)
+        passmanager.PassManager.parse(ASYNC_TO_LLVM).run(module.operation)
+        signature = FunctionSignature("f", (ValueSpec("f32", ()),), (ValueSpec("f32", ()), ValueSpec("i32", ())))
+        exe = CpuExecutable(module, [signature])
+    for x in (3.0, -1.5, 0.25):
+        value, error = exe.f(np.array(x, np.float32))
+        assert float(value) == pytest.approx(x * x + x)
+        assert int(error) == 1  # the task that awaited the error token is an error too
+    assert _dlvm.async_runtime_stats()["live_objects"] == 0
+
+
+def test_workers_that_sleep_are_woken(spin: None) -> None:
+    _dlvm.set_async_runtime_spin(0)
+    exe = compile_cpu(MATMUL, threads=2)
+    a, b = operands()
+    sleeps = _dlvm.async_runtime_stats()["sleeps"]
+    for _ in range(10):
+        check(exe, a, b)
+        time.sleep(0.002)
+    assert _dlvm.async_runtime_stats()["sleeps"] > sleeps
+    assert _dlvm.async_runtime_stats()["live_objects"] == 0
+
+
+def test_concurrent_callers_share_the_pool() -> None:
+    exe = compile_cpu(MATMUL, threads=2)
+    errors: list[BaseException] = []
+
+    def work(seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        try:
+            for _ in range(15):
+                a = rng.standard_normal((192, 256)).astype(np.float32)
+                b = rng.standard_normal((256, 160)).astype(np.float32)
+                check(exe, a, b)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(thread.is_alive() for thread in threads)
+    assert not errors, errors[0]
+    assert _dlvm.async_runtime_stats()["live_objects"] == 0
+
+
+def test_engines_can_be_destroyed_and_recreated() -> None:
+    """libmlir_async_runtime.so reset its global state when an engine died, and
+    the next engine crashed the process; engines were kept forever for that."""
+    a, b = operands()
+    for variant in range(3):
+        exe = compile_cpu(MATMUL + f"// variant {variant}\n", threads=2, use_cache=False)
+        check(exe, a, b)
+        del exe
+        gc.collect()
+    check(compile_cpu(MATMUL, threads=2), a, b)
+
+
+def test_a_forked_child_gets_a_fresh_pool() -> None:
+    exe = compile_cpu(MATMUL, threads=2)
+    a, b = operands()
+    check(exe, a, b)  # the parent's pool has a worker now
+    expected = a.astype(np.float64) @ b
+    pid = os.fork()
+    if pid == 0:  # child: its pool has no threads until a parallel loop runs
+        code = 1
+        try:
+            ok = np.allclose(exe.mm(a, b), expected, rtol=1e-4, atol=1e-4)
+            code = 0 if ok and _dlvm.async_runtime_stats()["live_objects"] == 0 else 1
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0
+            return
+        time.sleep(0.05)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    pytest.fail("the forked child hung in a parallel loop")
+
+
+def test_spin_budget_from_the_environment() -> None:
+    code = "from dlvm_mlir import _dlvm; print(_dlvm.async_runtime_stats()['spin_us'])"
+    env = {**os.environ, "DLVM_ASYNC_SPIN_US": "1234"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "1234"
+    env["DLVM_ASYNC_SPIN_US"] = "not a number"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "5000"
