@@ -3,17 +3,16 @@
     OPENBLAS_NUM_THREADS is set to --threads before numpy is imported, so both
     sides use the same number of cores.
 
-    python benchmarks/bench_cpu_kernels.py [--threads 2] [--repeats 15] [--png out.png]
+    python benchmarks/bench_cpu_kernels.py [--threads 2] [--repeats 40] [--png out.png]
 
 Matmul: GFLOP/s (2*M*N*K / time) of a zero-filled ``linalg.matmul`` against
 ``a @ b`` (OpenBLAS).  Elementwise: GB/s of ``tanh(a*b+c)*d`` over 16M f32
 (5 arrays moved) against numpy's expression and an in-place numpy variant.
 Timings are medians over ``--repeats`` runs per side, taken in alternating
-blocks (three rounds) so that machine noise hits both alike; the load
+blocks of 5 calls (after 2 unrecorded ones) so that machine noise hits both alike; the load
 average is printed because other processes on the machine skew everything.
-On a shared VM the second core comes and goes: OpenBLAS's spinning worker
-threads hold on to it better than the async runtime's sleeping ones, so
-2-thread ratios vary from run to run much more than 1-thread ratios.
+On a shared VM the second core comes and goes, so 2-thread ratios vary from
+run to run much more than 1-thread ratios.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ from pathlib import Path
 def _parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--repeats", type=int, default=15, help="timed runs per kernel and side")
+    parser.add_argument("--repeats", type=int, default=40, help="timed runs per kernel and side (blocks of 5)")
     parser.add_argument("--elements", type=int, default=16 * 1024 * 1024, help="elementwise chain length")
     parser.add_argument("--png", type=Path, default=Path("benchmarks/out/cpu_kernels.png"))
     parser.add_argument("--quick", action="store_true", help="fewer repeats, smaller elementwise chain")
@@ -107,23 +106,29 @@ def timed(fn) -> tuple[float, float]:
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def alternate(first, second, repeats: int, rounds: int = 3) -> tuple[Timing, Timing]:
+def alternate(first, second, repeats: int, block: int = 5, settle: int = 2) -> tuple[Timing, Timing]:
     """Median times of two callables, measured in alternating blocks.
 
-    Blocks rather than single calls, with a pause in between: OpenBLAS
-    worker threads keep spinning for a while after a call and would steal the
-    cores from the other side.  Process CPU time is recorded next to wall
-    time: on a machine shared with other work, wall time mostly measures the
-    other work (OpenBLAS's threads suffer most from preemption), while CPU
-    time per call still says how efficient each side is.
+    Each turn starts after a pause, runs ``settle`` unrecorded calls, then
+    records ``block`` calls.  The pause lets the other side's worker threads
+    go to sleep: OpenBLAS's spin for about 0.1 s after a call without giving
+    the core up (dlvm's spin 5 ms and yield), and a spinning OpenBLAS thread
+    on the second core made dlvm's caller run both halves of a 2-thread
+    matmul itself.  The settling calls wake the vCPUs and worker threads up
+    again: on these VMs an idle vCPU takes milliseconds to come back (5-13 ms
+    for the first 2.5 ms matmul after a pause).  Process CPU time is recorded
+    next to wall time: on a machine shared with other work, wall time mostly
+    measures the other work, while CPU time per call still says how
+    efficient each side is (spinning workers count as busy).
     """
     first(), second()  # warm-up
     samples: tuple[list, list] = ([], [])
-    per_round = max(1, repeats // rounds)
-    for _ in range(rounds):
+    for _ in range(max(3, -(-repeats // block))):
         for fn, times in zip((first, second), samples):
             time.sleep(0.2)
-            times.extend(timed(fn) for _ in range(per_round))
+            for _ in range(settle):
+                fn()
+            times.extend(timed(fn) for _ in range(block))
     return tuple(  # type: ignore[return-value]
         Timing(float(np.median([w for w, _ in t])), float(np.median([c for _, c in t]))) for t in samples
     )
@@ -187,7 +192,10 @@ def print_table(rows: list[Row]) -> None:
             f"{r.ratio('wall'):6.2f} | {r.rate(r.mlir, 'cpu'):9.1f} {r.rate(r.numpy, 'cpu'):7.1f} "
             f"{r.ratio('cpu'):6.2f} | {r.compile_s:9.2f}"
         )
-    print("(cpu: work per second of process CPU time, all threads together)")
+    print(
+        "(cpu: work per second of process CPU time, all threads together; Linux adds a running worker\n"
+        " thread's time only at scheduler ticks, so for calls of a few ms this undercounts workers)"
+    )
 
 
 def write_png(rows: list[Row], path: Path) -> None:

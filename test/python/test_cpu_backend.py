@@ -22,6 +22,7 @@ from dlvm_mlir.backend import (
     lower_to_llvm_cpu,
 )
 from dlvm_mlir.backend.mathapprox import APPROXIMATED_OPS
+from dlvm_mlir.backend.schedule import ScheduleOptions
 from dlvm_mlir.backend.tiling import best_divisor, divisors, pick_thread_dim, thread_chunk
 from mlir import ir
 
@@ -89,10 +90,17 @@ def test_matmul_is_vectorized_and_threaded() -> None:
     plans = {r.op_name: r.plan for r in exe.lowering.schedules}
     assert plans["linalg.matmul"].kind == "contraction"
     assert plans["linalg.matmul"].thread_tiles is not None
-    # few rows, many columns: the split is by columns (each thread reads half of B)
+    # few rows, many columns: the split is by columns (each task reads part of B),
+    # two tasks per thread
     exe = compile_ir(matmul_ir(64, 2048, 512))
     plans = {r.op_name: r.plan for r in exe.lowering.schedules}
-    assert plans["linalg.matmul"].thread_tiles == (0, 1024, 0)
+    assert plans["linalg.matmul"].thread_tiles == (0, 512, 0)
+    one_task = CpuOptions(threads=2, schedule=ScheduleOptions(tasks_per_thread=1))
+    exe = compile_cpu(textwrap.dedent(matmul_ir(64, 2048, 512)), options=one_task)
+    assert [r.plan.thread_tiles for r in exe.lowering.schedules] == [(0, 1024, 0)]
+    # just above the threshold: one task per thread
+    exe = compile_ir(matmul_ir(16, 64, 160))
+    assert [r.plan.thread_tiles for r in exe.lowering.schedules] == [(8, 0, 0)]
     # below the thresholds, one thread (a thread split costs more than it saves)
     exe = compile_ir(matmul_ir(16, 10, 256))
     assert all(r.plan.thread_tiles is None for r in exe.lowering.schedules)

@@ -91,22 +91,29 @@ def plan_packing(op: ir.Operation, nest: LoopNest, target: CpuTarget, options: S
         # row-major B: only rows a multiple of 4 KiB apart, reused by many rows of A
         if packed_n != extent_n or packed_n < 2 * panel or extent_m < MIN_ROWS or extent_k < MIN_ROWS:
             return None
-        if not _conflicting_rows(extent_n * nest.element_bytes, extent_m):
+        if not _conflicting_rows(extent_n * nest.element_bytes, extent_m, extent_k):
             return None
     return PackingPlan(
         b_index=b_candidates[0], panel=panel, n_dim=n, k_dim=k, extent_n=extent_n, packed_n=packed_n
     )
 
 
-def _conflicting_rows(row_bytes: int, rows_of_a: int) -> bool:
+def _conflicting_rows(row_bytes: int, rows_of_a: int, depth: int) -> bool:
     """Does a row-major B need packing?
 
     Rows that are a multiple of 4 KiB apart map to the same L1 sets, which is
-    what makes the unpacked kernel slow (1024x1024 f32: about half speed);
-    shorter power-of-two rows (512 f32) measured faster unpacked, the copy
-    costing more than it saves.  Transposed B layouts are always packed.
+    what makes the unpacked kernel slow (1024x1024 f32: about half speed).
+    Rows 1 or 2 KiB apart conflict less; packing them pays only when B is
+    tall and reused by many rows of A.  One thread, GFLOP/s unpacked /
+    packed (Nov 2026): 512^3 61 / 78, (m, n, k) = (512, 256, 512) 68 / 80,
+    256^3 76 / 82, but (128, 512, 512) 69 / 63; and packing the k = 128
+    weight-gradient products of the MLP 784-512-512-10 made its training
+    step 5-15% slower.
+    Transposed B layouts are always packed.
     """
-    return row_bytes % 4096 == 0 and rows_of_a >= 128
+    if row_bytes % 4096 == 0:
+        return rows_of_a >= 128
+    return row_bytes % 1024 == 0 and rows_of_a >= 256 and depth >= 256
 
 
 def _i64_array(values: list[int]) -> ir.Attribute:
