@@ -16,7 +16,8 @@ peer, and dlvm's compile time (cold: empty disk cache; warm: from the disk
 cache; each in a fresh process). Writes benchmarks/out/mlp_step.png and
 benchmarks/out/mlp_step.json.
 
-    python benchmarks/mlp_step.py [--repeats 50] [--block 5] [--batches 32 128] [--skip jax torch]
+    python benchmarks/mlp_step.py [--repeats 50] [--block 5 --settle 2 --pause 0.2] [--batches 32 128]
+                                  [--skip jax torch compile]
 """
 
 from __future__ import annotations
@@ -190,17 +191,24 @@ def torch_step() -> Callable[..., tuple]:
 
 
 def interleaved_ms(
-    runners: dict[str, tuple[Callable[[], object], int]], repeats: int, block: int, warmup: int = 5
+    runners: dict[str, tuple[Callable[[], object], int]],
+    repeats: int,
+    block: int,
+    settle: int = 2,
+    pause: float = 0.2,
+    warmup: int = 5,
 ) -> dict[str, list[float]]:
-    """Milliseconds per call of each runner, in rotating blocks of ``block`` consecutive calls.
+    """Milliseconds per call of each runner, in rotating turns of ``block`` recorded calls.
 
     Interleaving spreads any change in machine load over every framework
-    alike.  Within a block the calls run back to back, as the steps of a
-    training loop do; the first call of each block is not recorded, because
-    it runs right after another framework, whose worker threads may still
-    hold the cores (OpenBLAS, XLA and dlvm workers all spin for a while
-    after a parallel region).  ``block=1`` records every call (one call per
-    framework in turn: each one pays for the previous framework's spinning).
+    alike.  Each turn starts after a ``pause`` and ``settle`` unrecorded
+    calls, then records ``block`` calls run back to back, as the steps of a
+    training loop are.  The pause lets the previous framework's worker
+    threads stop spinning (OpenBLAS's spin for about 0.1 s after a call, XLA's
+    and dlvm's for milliseconds), and the settling calls wake this
+    framework's threads and the VM's idle vCPU up again.  ``block=1,
+    settle=0, pause=0`` is plain round-robin, one call per turn: each call
+    then competes with the previous framework's spinning threads.
     Each runner comes with the BLAS thread count to use while it runs.
     """
     names = list(runners)
@@ -210,20 +218,21 @@ def interleaved_ms(
             for _ in range(warmup):
                 fn()
     samples: dict[str, list[float]] = {name: [] for name in names}
-    rounds = max(1, -(-repeats // max(1, block - 1))) if block > 1 else repeats
-    for repeat in range(rounds):
+    for repeat in range(-(-repeats // block)):
         for name in names[repeat % len(names) :] + names[: repeat % len(names)]:
             fn, blas = runners[name]
             with threadpool_limits(limits=blas, user_api="blas"):
-                for call in range(block):
+                time.sleep(pause)
+                for _ in range(settle):
+                    fn()
+                for _ in range(block):
                     start = time.perf_counter()
                     fn()
-                    if call > 0 or block == 1:
-                        samples[name].append(1000 * (time.perf_counter() - start))
+                    samples[name].append(1000 * (time.perf_counter() - start))
     return samples
 
 
-def bench_batch(batch: int, repeats: int, block: int, skip: set[str]) -> dict[str, float]:
+def bench_batch(batch: int, repeats: int, turns: tuple[int, int, float], skip: set[str]) -> dict[str, float]:
     x, y, params = make_problem(batch)
     results: dict[str, float] = {}
     reference = numpy_step(x, y, *params)
@@ -259,7 +268,7 @@ def bench_batch(batch: int, repeats: int, block: int, skip: set[str]) -> dict[st
             runners["torch"] = (lambda: run_t(tx, ty, *tp), 1)
 
     runners["numpy"] = (lambda: numpy_step(x, y, *params), THREADS)
-    for name, samples in interleaved_ms(runners, repeats, block).items():
+    for name, samples in interleaved_ms(runners, repeats, *turns).items():
         results[name] = statistics.median(samples)
         results[f"{name}_min"] = min(samples)
     return results
@@ -290,10 +299,9 @@ def plot(table: dict[int, dict[str, float]], frameworks: list[str], path: Path) 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=50, help="recorded calls per framework and batch")
-    parser.add_argument(
-        "--block", type=int, default=5,
-        help="consecutive calls per framework turn; the first of each is not recorded (1: every call, one per turn)",
-    )
+    parser.add_argument("--block", type=int, default=5, help="recorded calls per framework turn")
+    parser.add_argument("--settle", type=int, default=2, help="unrecorded calls at the start of each turn")
+    parser.add_argument("--pause", type=float, default=0.2, help="seconds of sleep before each turn")
     parser.add_argument("--batches", type=int, nargs="+", default=[32, 128])
     parser.add_argument("--skip", nargs="*", default=[], choices=["jax", "torch", "compile"])
     parser.add_argument("--compile-only", type=int, metavar="BATCH", help=argparse.SUPPRESS)
@@ -306,17 +314,16 @@ def main() -> int:
     frameworks = ["dlvm", *(f for f in ("jax", "torch") if f not in skip), "numpy"]
     table: dict[int, dict[str, float]] = {}
     for batch in args.batches:
-        table[batch] = bench_batch(batch, args.repeats, args.block, skip)
+        table[batch] = bench_batch(batch, args.repeats, (args.block, args.settle, args.pause), skip)
         if "compile" not in skip:
             for kind, seconds in compile_times(batch).items():
                 table[batch][f"dlvm_compile_{kind}_s"] = seconds
 
     header = f"{'batch':>5} " + " ".join(f"{f:>8}" for f in frameworks) + "   dlvm / best peer   dlvm compile cold / warm"
     load = os.getloadavg()[0]
-    turns = f"blocks of {args.block} calls, first not recorded" if args.block > 1 else "one call per turn"
     print(
-        f"median ms per training step ({args.repeats} calls, interleaved in {turns}; "
-        f"{THREADS} threads, load average {load:.1f})"
+        f"median ms per training step ({args.repeats} calls; turns of {args.block} after {args.settle} unrecorded "
+        f"and a {args.pause:g} s pause; {THREADS} threads, load average {load:.1f})"
     )
     print(header)
     for batch, row in table.items():
