@@ -121,6 +121,20 @@ extern "C" void dlvmBufferFree(void *payload) {
 }
 } // namespace
 
+namespace {
+// The first byte of a C-contiguous buffer (numpy array); raises the
+// buffer protocol's Python error otherwise.
+void *bufferAddress(nb::handle object, bool writable) {
+  Py_buffer view;
+  int flags = PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
+  if (PyObject_GetBuffer(object.ptr(), &view, flags) != 0)
+    throw nb::python_error();
+  void *data = view.buf;
+  PyBuffer_Release(&view);
+  return data;
+}
+} // namespace
+
 NB_MODULE(_dlvm, m) {
   m.doc() = "dlvm dialect registration for the mlir Python bindings";
 
@@ -261,6 +275,41 @@ NB_MODULE(_dlvm, m) {
   m.def("set_async_runtime_spin", &dlvm::setAsyncRuntimeSpin,
         nb::arg("microseconds"),
         "How long idle workers and waiting threads poll before they sleep.");
+
+  // Calling JIT-compiled entry points (backend/runtime.py): reading data
+  // pointers through numpy's __array_interface__ and calling through ctypes
+  // cost about 3.5 us per array and 2 us per call; through the buffer
+  // protocol, about 0.2 us per array.
+  m.def(
+      "data_address",
+      [](nb::handle array) {
+        return reinterpret_cast<std::uintptr_t>(bufferAddress(array, false));
+      },
+      nb::arg("array"), "Address of a C-contiguous buffer's first byte.");
+  m.def(
+      "invoke",
+      [](std::uintptr_t function, std::uintptr_t arguments, nb::tuple descriptors,
+         nb::list arrays, std::size_t firstOutput) {
+        std::size_t count = nb::len(arrays);
+        if (nb::len(descriptors) != count)
+          throw nb::value_error("one memref descriptor per array expected");
+        for (std::size_t i = 0; i < count; ++i) {
+          void *data = bufferAddress(arrays[i], i >= firstOutput);
+          auto *descriptor = reinterpret_cast<void **>(
+              nb::cast<std::uintptr_t>(descriptors[i]));
+          descriptor[0] = data; // allocated
+          descriptor[1] = data; // aligned
+        }
+        nb::gil_scoped_release release;
+        reinterpret_cast<void (*)(void *)>(function)(
+            reinterpret_cast<void *>(arguments));
+      },
+      nb::arg("function"), nb::arg("arguments"), nb::arg("descriptors"),
+      nb::arg("arrays"), nb::arg("first_output"),
+      "Stores each array's data address into its memref descriptor "
+      "(allocated and aligned pointers; arrays from `first_output` on must be "
+      "writable), then calls the packed entry point `function(arguments)` "
+      "without the GIL.");
 
   // The upstream bindings emit errors only (Location.emit_error).
   m.def(

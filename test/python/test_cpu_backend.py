@@ -774,6 +774,10 @@ def test_non_contiguous_inputs_are_accepted() -> None:
     a = rand(16, 32)[:, ::2]
     b = np.asfortranarray(rand(16, 16))
     assert_close(exe.mm(a, b), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+    # read-only inputs
+    a, b = rand(16, 16), rand(16, 16)
+    a.flags.writeable = False
+    assert_close(exe.mm(a, b), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
 
 
 def test_argument_errors() -> None:

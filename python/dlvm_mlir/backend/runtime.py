@@ -206,10 +206,6 @@ def _static_descriptor(spec: ValueSpec) -> ctypes.Structure:
     return desc
 
 
-def _data_pointer(array: np.ndarray) -> int:
-    return array.__array_interface__["data"][0]
-
-
 def _empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     """An uninitialised C-contiguous array; large ones are 64-byte aligned."""
     nbytes = dtype.itemsize
@@ -218,7 +214,7 @@ def _empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     if nbytes < 4096:
         return np.empty(shape, dtype)
     raw = np.empty(nbytes + _ALIGNMENT, dtype=np.uint8)
-    start = (-_data_pointer(raw)) % _ALIGNMENT
+    start = (-_dlvm.data_address(raw)) % _ALIGNMENT
     return raw[start : start + nbytes].view(dtype).reshape(shape)
 
 
@@ -286,13 +282,14 @@ class _CallState:
 
     Shapes are static, so the memref descriptors, the cells holding their
     addresses and the packed ``void*`` argument array are built once; a call
-    only stores the data pointers and scalar values.
+    only stores the data pointers (``_dlvm.invoke``) and scalar values.
     """
 
     def __init__(self, signature: FunctionSignature) -> None:
         specs = list(signature.inputs) + list(signature.results)
         self.cells: list[Any] = []
         self.slots = (ctypes.c_void_p * len(specs))()
+        descriptors: list[int] = []
         for i, spec in enumerate(specs):
             if spec.is_scalar and i < len(signature.inputs):
                 cell = _SCALAR_CTYPES[spec.element]()
@@ -303,7 +300,10 @@ class _CallState:
                 pointer = ctypes.c_void_p(ctypes.addressof(desc))
                 self.slots[i] = ctypes.addressof(pointer)
                 self.cells.append((desc, pointer))
+                descriptors.append(ctypes.addressof(desc))
         self.address = ctypes.addressof(self.slots)
+        #: descriptor addresses of the tensor inputs, then of the results
+        self.descriptors = tuple(descriptors)
 
 
 class _EntryPoint:
@@ -311,7 +311,7 @@ class _EntryPoint:
 
     def __init__(self, signature: FunctionSignature, address: int) -> None:
         self.signature = signature
-        self._function = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
+        self._address = address
         self._local = threading.local()
         self._n_inputs = len(signature.inputs)
 
@@ -328,24 +328,16 @@ class _EntryPoint:
                 f"@{sig.name} takes {len(sig.inputs)} argument(s), got {len(args)}: {sig.describe()}"
             )
         state = self._state()
-        inputs: list[np.ndarray] = []
+        arrays: list[np.ndarray] = []
         for i, (spec, value) in enumerate(zip(sig.inputs, args)):
-            cell = state.cells[i]
             if spec.is_scalar:
-                cell.value = _scalar_value(spec, value, f"@{sig.name} argument #{i}").value
+                state.cells[i].value = _scalar_value(spec, value, f"@{sig.name} argument #{i}").value
             else:
-                array = _tensor_array(spec, value, f"@{sig.name} argument #{i}")
-                inputs.append(array)
-                pointer = _data_pointer(array)
-                cell[0].allocated = pointer
-                cell[0].aligned = pointer
+                arrays.append(_tensor_array(spec, value, f"@{sig.name} argument #{i}"))
+        first_output = len(arrays)
         outputs = [_empty(spec.shape or (), spec.dtype) for spec in sig.results]
-        for j, array in enumerate(outputs):
-            desc = state.cells[self._n_inputs + j][0]
-            pointer = _data_pointer(array)
-            desc.allocated = pointer
-            desc.aligned = pointer
-        self._function(state.address)
+        arrays += outputs
+        _dlvm.invoke(self._address, state.address, state.descriptors, arrays, first_output)
         if not outputs:
             return None
         if len(outputs) == 1:
