@@ -41,17 +41,21 @@ func.func private @double_n_times(%x: tensor<16xf32>, %n: i64) -> tensor<16xf32>
   return %r : tensor<16xf32>
 }
 
-// An MLP layer: the dot becomes register-tiled vector.contract ops split over
-// two threads (scf.forall: the schedules split contractions of 2^20 or more
-// multiply-adds; this one has 2^25), then vector FMAs in the LLVM dialect.
+// An MLP layer: B (512 deep, 1 KiB rows, reused by 256 rows of A) is packed
+// into 16-wide panels, then the dot becomes register-tiled vector.contract ops
+// on the panels; both split over threads (scf.forall: the schedules split
+// contractions of 2^17 or more multiply-adds, two tasks per thread from 2^18;
+// this one has 2^25), then vector FMAs in the LLVM dialect.
 // LINALG-LABEL: func.func @mlp
 // LINALG: linalg.matmul
 // VEC-LABEL: func.func @mlp
 // VEC-SAME: attributes {llvm.emit_c_interface}
 // VEC-NOT: linalg.matmul
-// VEC: scf.forall
+// VEC: scf.forall (%{{.*}}) in (4) {{.*}} -> (tensor<16x512x16xf32>)
+// VEC: scf.forall.in_parallel
+// VEC: scf.forall (%{{.*}}) in (4) {{.*}} -> (tensor<256x16x16xf32>)
 // VEC: scf.for
-// VEC: vector.contract {{.*}} : vector<{{[0-9]+}}x{{[0-9]+}}xf32>, vector<{{[0-9]+}}x{{[0-9]+}}xf32> into vector<{{[0-9]+}}x{{[0-9]+}}xf32>
+// VEC: vector.contract {{.*}} : vector<6x4xf32>, vector<1x4x16xf32> into vector<6x1x16xf32>
 // VEC: scf.forall.in_parallel
 // the bias + tanh epilogue: one vectorized nest (tanh as a polynomial)
 // VEC: vector.transfer_read {{.*}} vector<{{[0-9x]+}}xf32>
