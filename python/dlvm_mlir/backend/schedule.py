@@ -764,32 +764,40 @@ def apply_op_schedules(
             records.extend(_schedule_init_alone(module, schedule_id, len(candidates) + len(records), target, options))
         if plan.kind == "scalar":
             continue
-        record.script = render_plan(plan, schedule_id)
-        try:
-            run_transform_script(module, record.script)
-            record.applied = True
-            vectorized.add(schedule_id)
-            continue
-        except Exception as exc:  # the interpreter reports failures as ValueError
-            record.error = str(exc).strip().splitlines()[-1] if str(exc).strip() else repr(exc)
-        if plan.fuse_init:
+        if not _apply(module, record, plan, schedule_id) and plan.fuse_init:
             records.extend(_schedule_init_alone(module, schedule_id, len(candidates) + len(records), target, options))
-            try:
-                run_transform_script(module, render_plan(replace(plan, fuse_init=False), schedule_id))
+            if _run(module, render_plan(replace(plan, fuse_init=False), schedule_id)) is None:
                 record.fallback = "without the fused init"
-                vectorized.add(schedule_id)
-                continue
-            except Exception:
-                pass
-        fallback = Plan(kind="vectorize-only", note="fallback")
-        try:
-            run_transform_script(module, render_plan(fallback, schedule_id))
-            record.fallback = "vectorized without tiling"
+        if not record.applied and not record.fallback:
+            record.fallback = _fallback(module, schedule_id)
+        if record.applied or record.fallback != "scalar loops":
             vectorized.add(schedule_id)
-        except Exception:
-            record.fallback = "scalar loops"
     _strip_schedule_ids(module)
     return records
+
+
+def _run(module: ir.Module, script: str) -> str | None:
+    """Run a transform script on ``module``: ``None``, or the error's last line."""
+    try:
+        run_transform_script(module, script)
+        return None
+    except Exception as exc:  # the interpreter reports failures as ValueError
+        text = str(exc).strip()
+        return text.splitlines()[-1] if text else repr(exc)
+
+
+def _apply(module: ir.Module, record: OpScheduleRecord, plan: Plan, schedule_id: int) -> bool:
+    """Apply ``plan`` to op ``schedule_id``; whether it applied (else the error is recorded)."""
+    record.script = render_plan(plan, schedule_id)
+    record.error = _run(module, record.script) or ""
+    record.applied = not record.error
+    return record.applied
+
+
+def _fallback(module: ir.Module, schedule_id: int) -> str:
+    """After a failed schedule: vectorize op ``schedule_id`` untiled, or leave it to scalar loops."""
+    plan = Plan(kind="vectorize-only", note="fallback")
+    return "vectorized without tiling" if _run(module, render_plan(plan, schedule_id)) is None else "scalar loops"
 
 
 def _schedule_init_alone(
@@ -821,15 +829,8 @@ def _schedule_init_alone(
             plan = plan_for(nest, target, options)
             record = OpScheduleRecord(op_name=nest.op_name, ranges=nest.ranges, plan=plan)
             records.append(record)
-            if plan.kind == "scalar":
-                continue
-            record.script = render_plan(plan, schedule_id)
-            try:
-                run_transform_script(module, record.script)
-                record.applied = True
-            except Exception as exc:
-                record.error = str(exc).strip().splitlines()[-1] if str(exc).strip() else repr(exc)
-                record.fallback = "scalar loops"
+            if plan.kind != "scalar" and not _apply(module, record, plan, schedule_id):
+                record.fallback = _fallback(module, schedule_id)
     return records
 
 
