@@ -80,6 +80,23 @@ func.func @mlp(%x: tensor<256x512xf32>, %w: tensor<512x256xf32>, %b: tensor<1x25
   return %2 : tensor<256x256xf32>
 }
 
+// A full reduction (the sum of a fused product, over both loops) has no
+// parallel loop to split over threads: its loops are collapsed to one and it
+// is split into 4 partial sums (scf.forall), then the partials are reduced.
+// VEC-LABEL: func.func @total
+// VEC: tensor.collapse_shape {{.*}} : tensor<512x512xf32> into tensor<262144xf32>
+// VEC: tensor.expand_shape {{.*}} output_shape [4, 65536]
+// VEC: scf.forall (%{{.*}}) in (4)
+// VEC: vector.contract {{.*}} : vector<1x32xf32>, vector<1x32xf32> into vector<1xf32>
+// VEC: scf.forall.in_parallel
+// VEC: vector.multi_reduction <add>, {{.*}} : vector<4xf32> to f32
+// LLVM-LABEL: llvm.func @total(
+func.func @total(%x: tensor<512x512xf32>, %y: tensor<512x512xf32>) -> tensor<f32> {
+  %0 = dlvm.mul %x, %y : tensor<512x512xf32>, tensor<512x512xf32>
+  %1 = dlvm.reduce add %0 dims [0, 1] : tensor<512x512xf32>
+  return %1 : tensor<f32>
+}
+
 // A loop with a data-dependent trip count around a fused, vectorized body.
 // VEC-LABEL: func.func @loop
 // VEC: scf.for %{{.*}} = %{{.*}} to %arg1

@@ -448,6 +448,66 @@ def test_reductions() -> None:
     assert_close(total, np.sum(v.astype(np.float64) ** 2), rtol=1e-4)
 
 
+FULL_REDUCTIONS = """
+#id2 = affine_map<(i, j) -> (i, j)>
+#to_scalar2 = affine_map<(i, j) -> ()>
+#id1 = affine_map<(i) -> (i)>
+#to_scalar1 = affine_map<(i) -> ()>
+func.func @full(%x: tensor<300x400xf32>, %y: tensor<300x400xf32>, %k: tensor<70000xi32>, %v: tensor<40000xf64>)
+    -> (tensor<f32>, tensor<i32>, tensor<f64>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<f32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  %dot = linalg.generic {indexing_maps = [#id2, #id2, #to_scalar2], iterator_types = ["reduction", "reduction"]}
+      ins(%x, %y : tensor<300x400xf32>, tensor<300x400xf32>) outs(%f : tensor<f32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %m, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  %lowest = arith.constant -2147483648 : i32
+  %ei = tensor.empty() : tensor<i32>
+  %fi = linalg.fill ins(%lowest : i32) outs(%ei : tensor<i32>) -> tensor<i32>
+  %max = linalg.reduce ins(%k : tensor<70000xi32>) outs(%fi : tensor<i32>) dimensions = [0]
+    (%a: i32, %acc: i32) {
+      %r = arith.maxsi %a, %acc : i32
+      linalg.yield %r : i32
+    }
+  // not a reduction MLIR can split (acc * 0.5 + x has no neutral element): left as it is
+  %half = arith.constant 0.5 : f64
+  %zd = arith.constant 0.0 : f64
+  %ed = tensor.empty() : tensor<f64>
+  %fd = linalg.fill ins(%zd : f64) outs(%ed : tensor<f64>) -> tensor<f64>
+  %decay = linalg.generic {indexing_maps = [#id1, #to_scalar1], iterator_types = ["reduction"]}
+      ins(%v : tensor<40000xf64>) outs(%fd : tensor<f64>) {
+  ^bb0(%a: f64, %acc: f64):
+    %h = arith.mulf %acc, %half : f64
+    %s = arith.addf %h, %a : f64
+    linalg.yield %s : f64
+  } -> tensor<f64>
+  return %dot, %max, %decay : tensor<f32>, tensor<i32>, tensor<f64>
+}
+"""
+
+
+def test_full_reductions_are_split_over_threads() -> None:
+    x, y = rand(300, 400), rand(300, 400)
+    k = RNG.integers(-(2**31), 2**31 - 1, size=70000, dtype=np.int32)
+    v = RNG.standard_normal(40000)
+    decay = 0.0
+    for value in v:
+        decay = decay * 0.5 + value
+    for threads in (2, 1):
+        exe = compile_ir(FULL_REDUCTIONS, threads=threads)
+        dot, big, dec = exe.full(x, y, k, v)
+        assert_close(dot, np.sum(x.astype(np.float64) * y), rtol=1e-4, atol=1e-3)
+        assert int(big) == int(k.max())
+        assert float(dec) == pytest.approx(decay, rel=1e-12)
+        # the split ones get a parallel loop of partial reductions (4 tasks)
+        split = [r.plan.thread_tiles for r in exe.lowering.schedules if r.plan.thread_tiles]
+        assert split == ([(1, 0), (1, 0)] if threads == 2 else [])
+
+
 def test_broadcast_and_transpose() -> None:
     exe = compile_ir(
         """

@@ -29,6 +29,8 @@ with ``dump_dir=``, ``on_stage=`` or ``$DLVM_MLIR_DUMP_DIR``):
     the B operand of large contractions is copied into contiguous panels of
     the register-tile width (:mod:`dlvm_mlir.backend.packing`).
 ``tile-and-vectorize``
+    large reductions without a parallel loop are split into partial
+    reductions (:mod:`dlvm_mlir.backend.reduction_split`), then
     per-op transform-dialect schedules (:mod:`dlvm_mlir.backend.schedule`):
     thread split with ``scf.forall``, cache and register tiles, peeling of
     partial tiles, vectorization; then loop-invariant accumulators (a
@@ -41,8 +43,9 @@ with ``dump_dir=``, ``on_stage=`` or ``$DLVM_MLIR_DUMP_DIR``):
     linalg ops to loops, ``i1`` buffers stored as bytes
     (:mod:`dlvm_mlir.backend.boolmem`).
 ``parallelize``
-    ``scf.forall`` -> ``scf.parallel`` -> async runtime tasks (one per
-    thread).
+    ``scf.forall`` -> ``scf.parallel`` -> async runtime tasks (one or two
+    per thread), run on dlvm's spinning thread pool
+    (dialect/python/AsyncRuntime.cpp).
 ``to-llvm``
     everything to the LLVM dialect.
 """
@@ -65,6 +68,7 @@ from dlvm_mlir.transforms.kernel_fusion import FusionOptions, fuse_linalg, norma
 from .boolmem import widen_bool_memrefs
 from .mathapprox import approximate_math
 from .packing import pack_contractions
+from .reduction_split import split_reductions
 from .runtime import ExecutionError, FunctionSignature, spec_from_type
 from .schedule import (
     PRE_BUFFERIZE_CLEANUP,
@@ -285,7 +289,9 @@ def stage_pack(module: ir.Module, options: CpuOptions) -> None:
 
 
 def stage_tile_and_vectorize(module: ir.Module, options: CpuOptions) -> list[OpScheduleRecord]:
-    """Apply the per-op transform schedules, then vector cleanups on tensors."""
+    """Split large full reductions (so threads can share them), apply the
+    per-op transform schedules, then vector cleanups on tensors."""
+    split_reductions(module, options.schedule)
     records = apply_op_schedules(module, options.target, options.schedule)
     run_transform_script(module, PRE_BUFFERIZE_CLEANUP)
     return records

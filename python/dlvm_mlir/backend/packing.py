@@ -13,9 +13,10 @@ memory, and the contraction reads the panels instead:
     C  = collapse_shape(Ce)
 
 The copy costs K*N element moves against M*N*K multiply-adds; it is done
-for row-major B only when rows are a multiple of 4 KiB apart and M is large
-(measured: it pays at 1024x1024x1024, not at 512 or 128x784x512), and always
-for transposed B layouts (``B[n, k]``), whose strided reads it makes
+for row-major B only when rows are a multiple of 4 KiB apart and M is large,
+or 1-2 KiB apart with M and K of 256 or more (measured: it pays at 1024^3
+and 512^3, not at 128x784x512; see ``_conflicting_rows``), and always for
+transposed B layouts (``B[n, k]``), whose strided reads it makes
 contiguous.  When N is not a multiple of the panel width, the last columns
 are split off into an unpacked contraction on slices.
 """
@@ -28,7 +29,8 @@ from mlir import ir
 from mlir.dialects import linalg, tensor
 
 from .analysis import LoopNest, analyze_linalg_op
-from .schedule import SCHEDULE_ID_ATTR, ScheduleOptions, register_tile, run_transform_script
+from .linalg_rewrite import generalize_tagged, reassociation, result_linalg_ops
+from .schedule import SCHEDULE_ID_ATTR, ScheduleOptions, register_tile
 from .target import CpuTarget
 
 __all__ = ["PackingPlan", "plan_packing", "pack_contractions"]
@@ -120,11 +122,6 @@ def _i64_array(values: list[int]) -> ir.Attribute:
     return ir.DenseI64ArrayAttr.get(values)
 
 
-def _reassociation(groups: list[list[int]]) -> ir.ArrayAttr:
-    i64 = ir.IntegerType.get_signless(64)
-    return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in g]) for g in groups])
-
-
 def _split_groups(rank: int, position: int) -> list[list[int]]:
     """Reassociation that splits dimension ``position`` of a rank-``rank`` tensor in two."""
     groups, out = [], 0
@@ -144,7 +141,7 @@ def _expand(value: ir.Value, position: int, panel: int) -> ir.Value:
     new_shape = shape[:position] + [shape[position] // panel, panel] + shape[position + 1 :]
     result = ir.RankedTensorType.get(new_shape, src.element_type)
     return tensor.expand_shape(
-        result, value, _reassociation(_split_groups(len(shape), position)), [], _i64_array(new_shape)
+        result, value, reassociation(_split_groups(len(shape), position)), [], _i64_array(new_shape)
     )
 
 
@@ -189,7 +186,7 @@ def _rewrite(op: ir.Operation, plan: PackingPlan) -> None:
     result.set_type(c_expanded.type)
     with ir.InsertionPoint.after(op), op.location:
         groups = _split_groups(len(c_positions), len(c_positions) - 1)
-        collapsed = tensor.collapse_shape(old_type, result, _reassociation(groups))
+        collapsed = tensor.collapse_shape(old_type, result, reassociation(groups))
     result.replace_all_uses_except(collapsed, collapsed.owner.operation)
 
 
@@ -245,29 +242,6 @@ def _split_n(op: ir.Operation, plan: PackingPlan) -> ir.Operation:
     return part
 
 
-_GENERALIZE_TAGGED = """
-module attributes {transform.with_named_sequence} {
-  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
-    %ops = transform.structured.match attributes {ATTR} in %root : (!transform.any_op) -> !transform.any_op
-    %g = transform.structured.generalize %ops : (!transform.any_op) -> !transform.any_op
-    transform.yield
-  }
-}
-"""
-
-
-def _result_linalg_ops(module: ir.Module) -> list[ir.Operation]:
-    ops: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name.startswith("linalg.") and len(op.results) == 1:
-            ops.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return ops
-
-
 def pack_contractions(module: ir.Module, target: CpuTarget, options: ScheduleOptions) -> int:
     """Pack B of every contraction that benefits; returns how many were packed.
 
@@ -278,7 +252,7 @@ def pack_contractions(module: ir.Module, target: CpuTarget, options: ScheduleOpt
     tag = f"{SCHEDULE_ID_ATTR}_pack"
     plans: dict[int, PackingPlan] = {}
     with module.context:
-        for index, op in enumerate(_result_linalg_ops(module)):
+        for index, op in enumerate(result_linalg_ops(module)):
             nest = analyze_linalg_op(op)
             plan = plan_packing(op, nest, target, options) if nest is not None else None
             if plan is not None:
@@ -286,9 +260,9 @@ def pack_contractions(module: ir.Module, target: CpuTarget, options: ScheduleOpt
                 plans[index] = plan
     if not plans:
         return 0
-    run_transform_script(module, _GENERALIZE_TAGGED.replace("ATTR", tag))
+    generalize_tagged(module, tag)
     with module.context:
-        ops = _result_linalg_ops(module)
+        ops = result_linalg_ops(module)
         for index, plan in plans.items():
             op = ops[index]
             if op.name != "linalg.generic":

@@ -9,7 +9,7 @@ The same stages as ``dlvm_mlir.compile(text, target="cpu")`` (see
     fuse                dlvm-kernel-fusion
     approximate-math    f32 exp/log/tanh/erf -> vectorizable polynomials
     pack                B of large matmuls packed into register-tile panels
-    tile-and-vectorize  per-op transform schedules: threads, cache and register tiles, vectors
+    tile-and-vectorize  full reductions split; per-op schedules: threads, cache and register tiles, vectors
     bufferize           One-Shot Bufferize, results -> out-parameters
     lower-vectors       vector.contract -> FMAs, n-D vectors -> 1-D
     parallelize         scf.forall -> async runtime tasks (threads > 1)

@@ -1,0 +1,47 @@
+"""Helpers shared by the CPU back end's rewrites of linalg ops (packing, reduction splitting)."""
+
+from __future__ import annotations
+
+from mlir import ir
+
+from .schedule import run_transform_script
+
+__all__ = ["generalize_tagged", "reassociation", "result_linalg_ops"]
+
+_GENERALIZE_TAGGED = """
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %ops = transform.structured.match attributes {ATTR} in %root : (!transform.any_op) -> !transform.any_op
+    %g = transform.structured.generalize %ops : (!transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+}
+"""
+
+
+def result_linalg_ops(module: ir.Module) -> list[ir.Operation]:
+    """The linalg ops with one result, in pre-order.
+
+    Generalization keeps their order but drops discardable attributes, so a
+    rewrite that generalizes tagged ops finds them again by position here.
+    """
+    ops: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name.startswith("linalg.") and len(op.results) == 1:
+            ops.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return ops
+
+
+def generalize_tagged(module: ir.Module, tag: str) -> None:
+    """Turn every linalg op carrying the unit attribute ``tag`` into a ``linalg.generic``."""
+    run_transform_script(module, _GENERALIZE_TAGGED.replace("ATTR", tag))
+
+
+def reassociation(groups: list[list[int]]) -> ir.ArrayAttr:
+    """The reassociation attribute of ``tensor.expand_shape``/``collapse_shape``."""
+    i64 = ir.IntegerType.get_signless(64)
+    return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in g]) for g in groups])
