@@ -38,6 +38,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -141,7 +142,12 @@ public:
       return;
     std::lock_guard<std::mutex> lock(growMutex);
     while (started.load(std::memory_order_relaxed) < wanted) {
-      std::thread([this] { workerLoop(); }).detach();
+      try {
+        std::thread([this] { workerLoop(); }).detach();
+      } catch (const std::system_error &) {
+        // No more threads: waiters run the queued tasks themselves.
+        return;
+      }
       started.fetch_add(1, std::memory_order_release);
     }
   }
