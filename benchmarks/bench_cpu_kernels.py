@@ -9,8 +9,9 @@ Matmul: GFLOP/s (2*M*N*K / time) of a zero-filled ``linalg.matmul`` against
 ``a @ b`` (OpenBLAS).  Elementwise: GB/s of ``tanh(a*b+c)*d`` over 16M f32
 (5 arrays moved) against numpy's expression and an in-place numpy variant.
 Timings are medians over ``--repeats`` runs per side, taken in alternating
-blocks of 5 calls (after 2 unrecorded ones) so that machine noise hits both alike; the load
-average is printed because other processes on the machine skew everything.
+turns (a pause, 2 unrecorded calls, 5 recorded; see ``alternate``) so that
+machine noise hits both alike; the load average is printed because other
+processes on the machine skew everything.
 On a shared VM the second core comes and goes, so 2-thread ratios vary from
 run to run much more than 1-thread ratios.
 """

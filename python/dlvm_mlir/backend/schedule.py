@@ -193,9 +193,10 @@ def _thread_tiles(
     """Forall tile sizes and the per-task extents after the split.
 
     Up to ``tasks_per_thread`` tasks per thread, each with at least
-    1/threads of the threshold's work (``minimum``: iterations or multiply-adds): the pool's threads take tasks from one
-    queue, so a thread that is late (a busy or preempted vCPU) runs fewer of
-    them instead of holding the others up.
+    1/threads of the threshold's work (``minimum``: iterations or
+    multiply-adds).  The pool's threads take tasks from one queue, so a
+    thread that is late (a busy or preempted vCPU) runs fewer of them
+    instead of holding the others up.
     """
     extents = list(nest.ranges)
     per_task = max(1, minimum // options.threads)
