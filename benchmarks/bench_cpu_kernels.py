@@ -8,10 +8,13 @@
 Matmul: GFLOP/s (2*M*N*K / time) of a zero-filled ``linalg.matmul`` against
 ``a @ b`` (OpenBLAS).  Elementwise: GB/s of ``tanh(a*b+c)*d`` over 16M f32
 (5 arrays moved) against numpy's expression and an in-place numpy variant.
-Timings are medians over ``--repeats`` runs per side, taken in alternating
-turns (a pause, 2 unrecorded calls, 5 recorded; see ``alternate``) so that
+Timings are medians over ``--repeats`` runs per side, the two sides taking
+turns (a pause, 2 unrecorded calls, 5 recorded; benchmarks/turns.py) so that
 machine noise hits both alike; the load average is printed because other
-processes on the machine skew everything.
+processes on the machine skew everything.  Process CPU time is recorded next
+to wall time: on a machine shared with other work, wall time mostly measures
+the other work, while CPU time per call still says how efficient each side
+is (spinning workers count as busy).
 On a shared VM the second core comes and goes, so 2-thread ratios vary from
 run to run much more than 1-thread ratios.
 """
@@ -43,7 +46,9 @@ os.environ.setdefault("OMP_NUM_THREADS", str(ARGS.threads))
 import numpy as np  # noqa: E402  (after the thread settings)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from dlvm_mlir.backend import CpuExecutable, compile_cpu  # noqa: E402
+from turns import Turns, take_turns  # noqa: E402
 
 
 @dataclass
@@ -101,37 +106,12 @@ func.func @chain(%a: {t}, %b: {t}, %c: {t}, %d: {t}) -> {t} {{
 """
 
 
-def timed(fn) -> tuple[float, float]:
-    wall, cpu = time.perf_counter(), time.process_time()
-    fn()
-    return time.perf_counter() - wall, time.process_time() - cpu
-
-
-def alternate(first, second, repeats: int, block: int = 5, settle: int = 2) -> tuple[Timing, Timing]:
-    """Median times of two callables, measured in alternating blocks.
-
-    Each turn starts after a pause, runs ``settle`` unrecorded calls, then
-    records ``block`` calls.  The pause lets the other side's worker threads
-    go to sleep: OpenBLAS's spin for about 0.1 s after a call without giving
-    the core up (dlvm's spin 5 ms and yield), and a spinning OpenBLAS thread
-    on the second core made dlvm's caller run both halves of a 2-thread
-    matmul itself.  The settling calls wake the vCPUs and worker threads up
-    again: on these VMs an idle vCPU takes milliseconds to come back (5-13 ms
-    for the first 2.5 ms matmul after a pause).  Process CPU time is recorded
-    next to wall time: on a machine shared with other work, wall time mostly
-    measures the other work, while CPU time per call still says how
-    efficient each side is (spinning workers count as busy).
-    """
-    first(), second()  # warm-up
-    samples: tuple[list, list] = ([], [])
-    for _ in range(max(3, -(-repeats // block))):
-        for fn, times in zip((first, second), samples):
-            time.sleep(0.2)
-            for _ in range(settle):
-                fn()
-            times.extend(timed(fn) for _ in range(block))
+def alternate(first, second, repeats: int) -> tuple[Timing, Timing]:
+    """Median times of two callables taking turns (see benchmarks/turns.py)."""
+    samples = take_turns({"mlir": first, "numpy": second}, Turns(repeats=repeats))
     return tuple(  # type: ignore[return-value]
-        Timing(float(np.median([w for w, _ in t])), float(np.median([c for _, c in t]))) for t in samples
+        Timing(float(np.median([x.wall for x in t])), float(np.median([x.cpu for x in t])))
+        for t in (samples["mlir"], samples["numpy"])
     )
 
 

@@ -1,8 +1,8 @@
 """Where the time of dlvm's MLP training step goes: the step's pieces, timed against numpy.
 
 Each piece is its own staged function, compiled through DLVM and timed
-interleaved with the numpy equivalent (min and median over repeats, so that a
-busy machine hurts both sides alike):
+taking turns with the numpy equivalent (benchmarks/turns.py; min and median
+over repeats, so that a busy machine hurts both sides alike):
 
 - the whole step (gradient + SGD), the gradient alone, the forward pass alone;
 - each matrix product of the step, in the form the AD emits it
@@ -12,7 +12,7 @@ busy machine hurts both sides alike):
 Also lists the linalg ops of the lowered step (named contractions, transposes,
 generics) so the profile can be read against the IR.
 
-    python benchmarks/mlp_profile.py [--batch 32] [--repeats 100]
+    python benchmarks/mlp_profile.py [--batch 32] [--repeats 40]
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ import collections  # noqa: E402
 import re  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
-import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -35,6 +34,7 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import mlp_step  # noqa: E402
+from turns import Turns, take_turns  # noqa: E402
 
 import dlvm_mlir.nnkit as dl  # noqa: E402
 
@@ -59,19 +59,17 @@ def transpose(a):
     return dl.transpose(a)
 
 
-def timed(pairs: dict[str, tuple[Callable[[], object], Callable[[], object]]], repeats: int) -> None:
-    """Interleaved timing of (dlvm, numpy) pairs; prints min and median ms of each."""
+def timed(pairs: dict[str, tuple[Callable[[], object], Callable[[], object]]], turns: Turns) -> None:
+    """(dlvm, numpy) pairs taking turns; prints min and median ms of each."""
     print(f"{'piece':44} {'dlvm min':>9} {'numpy min':>9} {'ratio':>6}   {'dlvm med':>9} {'numpy med':>9}")
+    blas = {"dlvm": 1, "numpy": 2}
     for name, (ours, theirs) in pairs.items():
-        ours(), theirs()
-        samples: dict[str, list[float]] = {"dlvm": [], "numpy": []}
-        for _ in range(repeats):
-            for label, fn, blas in (("dlvm", ours, 1), ("numpy", theirs, 2)):
-                with threadpool_limits(limits=blas, user_api="blas"):
-                    start = time.perf_counter()
-                    fn()
-                    samples[label].append(1000 * (time.perf_counter() - start))
-        d, n = samples["dlvm"], samples["numpy"]
+        samples = take_turns(
+            {"dlvm": ours, "numpy": theirs},
+            turns,
+            context=lambda side: threadpool_limits(limits=blas[side], user_api="blas"),
+        )
+        d, n = ([1000 * x.wall for x in samples[side]] for side in ("dlvm", "numpy"))
         print(
             f"{name:44} {min(d):9.3f} {min(n):9.3f} {min(d) / min(n):6.2f}   "
             f"{statistics.median(d):9.3f} {statistics.median(n):9.3f}"
@@ -81,7 +79,7 @@ def timed(pairs: dict[str, tuple[Callable[[], object], Callable[[], object]]], r
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch", type=int, default=32)
-    parser.add_argument("--repeats", type=int, default=100)
+    parser.add_argument("--repeats", type=int, default=40, help="recorded calls per piece and side")
     args = parser.parse_args()
     n = args.batch
     x, y, params = mlp_step.make_problem(n)
@@ -113,7 +111,9 @@ def main() -> int:
         "transpose       512x512 (materialized)": (lambda: transpose(big), lambda: np.ascontiguousarray(big.T)),
     }
     print(f"MLP 784-512-512-10, batch {n}, f32; dlvm on its own 2 threads, numpy with 2 BLAS threads")
-    timed(pairs, args.repeats)
+    turns = Turns(repeats=args.repeats)
+    print(f"({turns.describe()})")
+    timed(pairs, turns)
 
     linalg = step.specialize(x, y, *params).ir(stage="linalg")
     counts = collections.Counter(re.findall(r"(linalg\.[a-z_]+) ", linalg))

@@ -11,7 +11,7 @@ framework runs the same step on the same data and parameters:
 - numpy: hand-written backward (OpenBLAS, 2 threads).
 
 Reports the median milliseconds per step over repeats (the frameworks take
-turns, so a change in machine load hits all alike), ratios to the fastest
+turns, benchmarks/turns.py, so a change in machine load hits all alike), ratios to the fastest
 peer, and dlvm's compile time (cold: empty disk cache; warm: from the disk
 cache; each in a fresh process). Writes benchmarks/out/mlp_step.png and
 benchmarks/out/mlp_step.json.
@@ -44,6 +44,9 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from turns import Turns, take_turns  # noqa: E402
 
 SIZES = (784, 512, 512, 10)
 LR = 0.01
@@ -190,49 +193,7 @@ def torch_step() -> Callable[..., tuple]:
 # -- timing -----------------------------------------------------------------------
 
 
-def interleaved_ms(
-    runners: dict[str, tuple[Callable[[], object], int]],
-    repeats: int,
-    block: int,
-    settle: int = 2,
-    pause: float = 0.2,
-    warmup: int = 5,
-) -> dict[str, list[float]]:
-    """Milliseconds per call of each runner, in rotating turns of ``block`` recorded calls.
-
-    Interleaving spreads any change in machine load over every framework
-    alike.  Each turn starts after a ``pause`` and ``settle`` unrecorded
-    calls, then records ``block`` calls run back to back, as the steps of a
-    training loop are.  The pause lets the previous framework's worker
-    threads stop spinning (OpenBLAS's spin for about 0.1 s after a call, XLA's
-    and dlvm's for milliseconds), and the settling calls wake this
-    framework's threads and the VM's idle vCPU up again.  ``block=1,
-    settle=0, pause=0`` is plain round-robin, one call per turn: each call
-    then competes with the previous framework's spinning threads.
-    Each runner comes with the BLAS thread count to use while it runs.
-    """
-    names = list(runners)
-    for name in names:
-        fn, blas = runners[name]
-        with threadpool_limits(limits=blas, user_api="blas"):
-            for _ in range(warmup):
-                fn()
-    samples: dict[str, list[float]] = {name: [] for name in names}
-    for repeat in range(-(-repeats // block)):
-        for name in names[repeat % len(names) :] + names[: repeat % len(names)]:
-            fn, blas = runners[name]
-            with threadpool_limits(limits=blas, user_api="blas"):
-                time.sleep(pause)
-                for _ in range(settle):
-                    fn()
-                for _ in range(block):
-                    start = time.perf_counter()
-                    fn()
-                    samples[name].append(1000 * (time.perf_counter() - start))
-    return samples
-
-
-def bench_batch(batch: int, repeats: int, turns: tuple[int, int, float], skip: set[str]) -> dict[str, float]:
+def bench_batch(batch: int, turns: Turns, skip: set[str]) -> dict[str, float]:
     x, y, params = make_problem(batch)
     results: dict[str, float] = {}
     reference = numpy_step(x, y, *params)
@@ -268,9 +229,16 @@ def bench_batch(batch: int, repeats: int, turns: tuple[int, int, float], skip: s
             runners["torch"] = (lambda: run_t(tx, ty, *tp), 1)
 
     runners["numpy"] = (lambda: numpy_step(x, y, *params), THREADS)
-    for name, samples in interleaved_ms(runners, repeats, *turns).items():
-        results[name] = statistics.median(samples)
-        results[f"{name}_min"] = min(samples)
+    blas = {name: threads for name, (_, threads) in runners.items()}
+    timed = take_turns(
+        {name: fn for name, (fn, _) in runners.items()},
+        turns,
+        context=lambda name: threadpool_limits(limits=blas[name], user_api="blas"),
+    )
+    for name, samples in timed.items():
+        ms = [1000 * sample.wall for sample in samples]
+        results[name] = statistics.median(ms)
+        results[f"{name}_min"] = min(ms)
     return results
 
 
@@ -311,20 +279,18 @@ def main() -> int:
         return 0
 
     skip = set(args.skip)
+    turns = Turns(repeats=args.repeats, block=args.block, settle=args.settle, pause=args.pause)
     frameworks = ["dlvm", *(f for f in ("jax", "torch") if f not in skip), "numpy"]
     table: dict[int, dict[str, float]] = {}
     for batch in args.batches:
-        table[batch] = bench_batch(batch, args.repeats, (args.block, args.settle, args.pause), skip)
+        table[batch] = bench_batch(batch, turns, skip)
         if "compile" not in skip:
             for kind, seconds in compile_times(batch).items():
                 table[batch][f"dlvm_compile_{kind}_s"] = seconds
 
     header = f"{'batch':>5} " + " ".join(f"{f:>8}" for f in frameworks) + "   dlvm / best peer   dlvm compile cold / warm"
     load = os.getloadavg()[0]
-    print(
-        f"median ms per training step ({args.repeats} calls; turns of {args.block} after {args.settle} unrecorded "
-        f"and a {args.pause:g} s pause; {THREADS} threads, load average {load:.1f})"
-    )
+    print(f"median ms per training step ({turns.describe()}; {THREADS} threads, load average {load:.1f})")
     print(header)
     for batch, row in table.items():
         peers = [row[f] for f in ("jax", "torch") if f in row]
