@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from dlvm_mlir import _dlvm
-from dlvm_mlir.backend import compile_cpu
+from dlvm_mlir.backend import compile_cpu, runtime_stats, set_worker_spin
 from dlvm_mlir.backend.runtime import CpuExecutable, FunctionSignature, ValueSpec
 from mlir import ir, passmanager
 
@@ -84,9 +84,9 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
 @pytest.fixture
 def spin() -> None:
     """Restores the spin budget a test changes."""
-    before = _dlvm.async_runtime_stats()["spin_us"]
+    before = runtime_stats()["async"]["spin_us"]
     yield
-    _dlvm.set_async_runtime_spin(before)
+    set_worker_spin(before)
 
 
 def operands() -> tuple[np.ndarray, np.ndarray]:
@@ -101,7 +101,7 @@ def check(exe: CpuExecutable, a: np.ndarray, b: np.ndarray) -> None:
 
 
 def tasks_run() -> int:
-    stats = _dlvm.async_runtime_stats()
+    stats = runtime_stats()["async"]
     return stats["tasks_by_workers"] + stats["tasks_by_waiters"]
 
 
@@ -112,7 +112,7 @@ def test_parallel_loops_run_on_the_pool_and_free_every_object() -> None:
     a, b = operands()
     for _ in range(20):
         check(exe, a, b)
-    stats = _dlvm.async_runtime_stats()
+    stats = runtime_stats()["async"]
     assert tasks_run() - before >= 20  # at least one task per call besides the caller's block
     assert 1 <= stats["workers"] <= max(1, (os.cpu_count() or 2) - 1)
     assert stats["live_objects"] == 0
@@ -137,19 +137,27 @@ def test_values_groups_coroutine_awaits_and_errors() -> None:
         value, error = exe.f(np.array(x, np.float32))
         assert float(value) == pytest.approx(x * x + x)
         assert int(error) == 1  # the task that awaited the error token is an error too
-    assert _dlvm.async_runtime_stats()["live_objects"] == 0
+    assert runtime_stats()["async"]["live_objects"] == 0
+
+
+def test_spin_time_is_checked(spin: None) -> None:
+    for bad in (-1, 2.5, True, "10"):
+        with pytest.raises(ValueError, match="non-negative number of microseconds"):
+            set_worker_spin(bad)  # type: ignore[arg-type]
+    set_worker_spin(1234)
+    assert runtime_stats()["async"]["spin_us"] == 1234
 
 
 def test_workers_that_sleep_are_woken(spin: None) -> None:
-    _dlvm.set_async_runtime_spin(0)
+    set_worker_spin(0)
     exe = compile_cpu(MATMUL, threads=2)
     a, b = operands()
-    sleeps = _dlvm.async_runtime_stats()["sleeps"]
+    sleeps = runtime_stats()["async"]["sleeps"]
     for _ in range(10):
         check(exe, a, b)
         time.sleep(0.002)
-    assert _dlvm.async_runtime_stats()["sleeps"] > sleeps
-    assert _dlvm.async_runtime_stats()["live_objects"] == 0
+    assert runtime_stats()["async"]["sleeps"] > sleeps
+    assert runtime_stats()["async"]["live_objects"] == 0
 
 
 def test_concurrent_callers_share_the_pool() -> None:
@@ -173,7 +181,7 @@ def test_concurrent_callers_share_the_pool() -> None:
         thread.join(timeout=120)
     assert not any(thread.is_alive() for thread in threads)
     assert not errors, errors[0]
-    assert _dlvm.async_runtime_stats()["live_objects"] == 0
+    assert runtime_stats()["async"]["live_objects"] == 0
 
 
 def test_engines_can_be_destroyed_and_recreated() -> None:
@@ -198,7 +206,7 @@ def test_a_forked_child_gets_a_fresh_pool() -> None:
         code = 1
         try:
             ok = np.allclose(exe.mm(a, b), expected, rtol=1e-4, atol=1e-4)
-            code = 0 if ok and _dlvm.async_runtime_stats()["live_objects"] == 0 else 1
+            code = 0 if ok and runtime_stats()["async"]["live_objects"] == 0 else 1
         finally:
             os._exit(code)
     deadline = time.monotonic() + 60
@@ -214,7 +222,7 @@ def test_a_forked_child_gets_a_fresh_pool() -> None:
 
 
 def test_spin_budget_from_the_environment() -> None:
-    code = "from dlvm_mlir import _dlvm; print(_dlvm.async_runtime_stats()['spin_us'])"
+    code = "from dlvm_mlir.backend import runtime_stats; print(runtime_stats()['async']['spin_us'])"
     env = {**os.environ, "DLVM_ASYNC_SPIN_US": "1234"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "1234"

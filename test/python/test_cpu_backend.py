@@ -20,6 +20,7 @@ from dlvm_mlir.backend import (
     clear_memory_cache,
     compile_cpu,
     lower_to_llvm_cpu,
+    runtime_stats,
 )
 from dlvm_mlir.backend.mathapprox import APPROXIMATED_OPS
 from dlvm_mlir.backend.schedule import ScheduleOptions
@@ -1103,15 +1104,13 @@ func.func @f(%x: tensor<96x80xf32>, %w: tensor<80x64xf32>) -> tensor<64x64xf32> 
 @pytest.mark.parametrize("caching", [True, False])
 def test_temporaries_come_from_the_buffer_cache(caching: bool) -> None:
     """memref.alloc in compiled code -> the caching allocator (or malloc); same results."""
-    from dlvm_mlir import _dlvm
-
     exe = compile_cpu(CACHED_TEMPORARIES, options=CpuOptions(threads=1, caching_allocator=caching), use_cache=False)
     rng = np.random.default_rng(3)
     x, w = rng.standard_normal((96, 80)).astype(np.float32), rng.standard_normal((80, 64)).astype(np.float32)
-    before = _dlvm.buffer_cache_stats()
+    before = runtime_stats()["buffers"]
     for _ in range(3):
         got = exe("f", x, w)
-    after = _dlvm.buffer_cache_stats()
+    after = runtime_stats()["buffers"]
     h = x.astype(np.float64) @ w
     np.testing.assert_allclose(got, h.T @ h, rtol=1e-4, atol=1e-3)
     hits, misses = after["hits"] - before["hits"], after["misses"] - before["misses"]

@@ -7,12 +7,22 @@
 * :func:`lower_to_llvm_cpu` - the pipeline (one function per stage, see
   :mod:`dlvm_mlir.backend.cpu`), usable on its own to inspect any stage;
 * :class:`CpuExecutable` - JIT + numpy calling glue;
-* :func:`compile_cpu` - both, with in-process and on-disk caching.
+* :func:`compile_cpu` - both, with in-process and on-disk caching;
+* :func:`runtime_stats`, :func:`set_worker_spin`, :func:`trim_buffer_cache` -
+  the runtime compiled code calls (caching allocator, async runtime).
 """
 
 from .cache import cache_stats, clear_memory_cache, compile_cpu, default_cache_dir
 from .cpu import CPU_STAGES, CpuOptions, LoweringResult, entry_point_signatures, lower_to_llvm_cpu
-from .runtime import CpuExecutable, ExecutionError, FunctionSignature, ValueSpec
+from .runtime import (
+    CpuExecutable,
+    ExecutionError,
+    FunctionSignature,
+    ValueSpec,
+    runtime_stats,
+    set_worker_spin,
+    trim_buffer_cache,
+)
 from .schedule import ScheduleOptions
 from .target import CpuTarget, host_target
 
@@ -33,4 +43,7 @@ __all__ = [
     "entry_point_signatures",
     "host_target",
     "lower_to_llvm_cpu",
+    "runtime_stats",
+    "set_worker_spin",
+    "trim_buffer_cache",
 ]

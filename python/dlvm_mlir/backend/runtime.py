@@ -44,7 +44,10 @@ __all__ = [
     "FunctionSignature",
     "CpuExecutable",
     "runtime_library_dir",
+    "runtime_stats",
+    "set_worker_spin",
     "spec_from_type",
+    "trim_buffer_cache",
 ]
 
 _ALIGNMENT = 64
@@ -343,6 +346,31 @@ class _EntryPoint:
         if len(outputs) == 1:
             return outputs[0][()] if sig.results[0].is_scalar else outputs[0]
         return tuple(out[()] if spec.is_scalar else out for spec, out in zip(sig.results, outputs))
+
+
+def runtime_stats() -> dict[str, dict[str, int]]:
+    """Counters of the runtime of compiled code, shared by every executable of the process.
+
+    ``buffers``: the caching allocator (``cached_bytes``, ``hits``, ``misses``,
+    ``capacity``); ``async``: the async runtime (``live_objects`` - tokens,
+    values and groups not yet freed -, ``workers``, ``tasks_by_workers``,
+    ``tasks_by_waiters``, ``sleeps``, ``spin_us``).
+    """
+    return {"buffers": dict(_dlvm.buffer_cache_stats()), "async": dict(_dlvm.async_runtime_stats())}
+
+
+def set_worker_spin(microseconds: int) -> None:
+    """How long idle workers of parallel loops, and callers waiting for them,
+    poll before they sleep (default 5000, or ``$DLVM_ASYNC_SPIN_US``; 0: sleep
+    at once, as ``libmlir_async_runtime.so`` does)."""
+    if isinstance(microseconds, bool) or not isinstance(microseconds, int) or microseconds < 0:
+        raise ValueError(f"the spin time must be a non-negative number of microseconds, got {microseconds!r}")
+    _dlvm.set_async_runtime_spin(microseconds)
+
+
+def trim_buffer_cache() -> None:
+    """Free every buffer the caching allocator keeps for reuse."""
+    _dlvm.trim_buffer_cache()
 
 
 def _bind_runtime_functions(engine: ExecutionEngine) -> None:
