@@ -17,9 +17,10 @@
 //    threads are not starved) before it sleeps;
 //  - a thread that awaits a group or token runs queued tasks itself while it
 //    waits, then spins, then sleeps;
-//  - the pool grows on demand: a group of n tasks makes sure min(n, cpus - 1)
-//    workers exist (the caller runs one block itself), so a program with
-//    threads=2 keeps one worker spinning, not one per core.
+//  - the pool has as many workers as the programs loaded asked for: a program
+//    compiled for N threads reserves N - 1 (the caller is the N-th), at most
+//    cpus - 1, so threads=2 keeps one worker spinning, not one per core. A
+//    program that reserved none still gets one worker on its first task.
 //
 // Semantics follow the upstream reference implementation: reference-counted
 // tokens, values and groups; awaiters of the *AndExecute functions run on the
@@ -338,11 +339,7 @@ void dlvmAsyncDropRef(void *object, std::int64_t count) {
 }
 void *dlvmAsyncCreateToken() { return new AsyncToken(); }
 void *dlvmAsyncCreateValue(std::int64_t size) { return new AsyncValue(size); }
-void *dlvmAsyncCreateGroup(std::int64_t size) {
-  // A group of n tasks: the caller runs one block, the pool the others.
-  Pool::get().ensureWorkers(size);
-  return new AsyncGroup(size);
-}
+void *dlvmAsyncCreateGroup(std::int64_t size) { return new AsyncGroup(size); }
 
 std::int64_t dlvmAsyncAddTokenToGroup(AsyncToken *token, AsyncGroup *group) {
   std::int64_t rank = group->rank.fetch_add(1, std::memory_order_relaxed);
@@ -452,6 +449,11 @@ std::vector<std::pair<const char *, void *>> asyncRuntimeSymbols() {
 AsyncRuntimeStats asyncRuntimeStats() {
   return {liveObjects.load(), Pool::get().workers(), tasksByWorkers.load(),
           tasksByWaiters.load(), sleeps.load(), spinMicros.load()};
+}
+
+void reserveAsyncWorkers(std::int64_t workers) {
+  if (workers > 0)
+    Pool::get().ensureWorkers(workers);
 }
 
 void setAsyncRuntimeSpin(std::int64_t microseconds) {

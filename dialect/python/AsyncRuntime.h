@@ -28,6 +28,10 @@ struct AsyncRuntimeStats {
 
 AsyncRuntimeStats asyncRuntimeStats();
 
+/// Makes sure `workers` worker threads exist (at most cpus - 1): a program
+/// compiled for N threads reserves N - 1.
+void reserveAsyncWorkers(std::int64_t workers);
+
 /// How long an idle worker or a waiter polls before it sleeps.
 void setAsyncRuntimeSpin(std::int64_t microseconds);
 

@@ -272,6 +272,8 @@ NB_MODULE(_dlvm, m) {
         return d;
       },
       "Counters of the async runtime.");
+  m.def("reserve_async_workers", &dlvm::reserveAsyncWorkers, nb::arg("workers"),
+        "Makes sure this many worker threads exist (at most cpus - 1).");
   m.def("set_async_runtime_spin", &dlvm::setAsyncRuntimeSpin,
         nb::arg("microseconds"),
         "How long idle workers and waiting threads poll before they sleep.");

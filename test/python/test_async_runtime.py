@@ -118,6 +118,26 @@ def test_parallel_loops_run_on_the_pool_and_free_every_object() -> None:
     assert stats["live_objects"] == 0
 
 
+RESERVE = """
+import os, sys
+from dlvm_mlir.backend import compile_cpu, runtime_stats
+source = sys.stdin.read()
+print(runtime_stats()["async"]["workers"])
+compile_cpu(source, threads=1, use_cache=False)
+print(runtime_stats()["async"]["workers"])
+compile_cpu(source, threads=8, use_cache=False)
+print(runtime_stats()["async"]["workers"], max(1, len(os.sched_getaffinity(0)) - 1))
+"""
+
+
+def test_programs_reserve_threads_minus_one_workers() -> None:
+    run = subprocess.run([sys.executable, "-c", RESERVE], input=MATMUL, capture_output=True, text=True, check=True)
+    lines = run.stdout.splitlines()
+    assert lines[:2] == ["0", "0"]
+    workers, cap = map(int, lines[2].split())
+    assert workers == min(7, cap)
+
+
 def test_the_runtime_implements_every_function_the_lowering_declares() -> None:
     with ir.Context():
         module = ir.Module.parse(ASYNC_OPS)

@@ -127,7 +127,7 @@ def _load(directory: Path, key: str, options: CpuOptions) -> CpuExecutable | Non
         signatures = [FunctionSignature.from_json(s) for s in meta["signatures"]]
     except Exception:
         return None
-    return CpuExecutable(module, signatures, opt_level=options.opt_level)
+    return CpuExecutable(module, signatures, opt_level=options.opt_level, threads=options.threads)
 
 
 def _ir_text(source: str | ir.Module) -> str:
@@ -182,7 +182,7 @@ def compile_cpu(
             _store(directory, key, result)
         except OSError:
             pass
-    executable = CpuExecutable(result.module, result.signatures, opt_level=options.opt_level)
+    executable = CpuExecutable(result.module, result.signatures, opt_level=options.opt_level, threads=options.threads)
     executable.lowering = result
     _STATS.compiles += 1
     _STATS.last_compile_seconds = time.perf_counter() - start

@@ -391,7 +391,8 @@ class CpuExecutable:
     ``exe("f", a, b)`` or ``exe.f(a, b)`` returns one array, or a tuple for
     several results; scalar (non-tensor) results come back as numpy scalars.
     Arguments are checked against the function type and a mismatch raises
-    :class:`ExecutionError`.
+    :class:`ExecutionError`.  ``threads``: what the module was compiled for;
+    the async runtime keeps ``threads - 1`` workers for it.
     """
 
     def __init__(
@@ -400,6 +401,7 @@ class CpuExecutable:
         signatures: Sequence[FunctionSignature],
         *,
         opt_level: int = 3,
+        threads: int = 1,
     ) -> None:
         self.signatures = {sig.name: sig for sig in signatures}
         self._context = llvm_module.context
@@ -408,6 +410,8 @@ class CpuExecutable:
         except RuntimeError as exc:
             raise ExecutionError(f"could not create the execution engine: {exc}") from exc
         _bind_runtime_functions(engine)
+        # the caller runs one task of each parallel loop; the pool the others
+        _dlvm.reserve_async_workers(threads - 1)
         self._engine = engine
         self._entries: dict[str, _EntryPoint] = {}
         #: the pipeline's LoweringResult when this process compiled the module
