@@ -22,6 +22,8 @@ also get more accurate: T partial sums of N/T terms instead of one of N.
 
 from __future__ import annotations
 
+import math
+
 from mlir import ir
 from mlir.dialects import linalg, tensor
 
@@ -69,7 +71,7 @@ def _identity_inputs(op: ir.Operation) -> bool:
     inputs, output = maps[:-1], maps[-1]
     if len(op.results) != 1 or output.results or not inputs:
         return False
-    if not all(m.is_permutation and list(m.results) == list(ir.AffineMap.get_identity(m.n_dims).results) for m in inputs):
+    if not all(m == ir.AffineMap.get_identity(m.n_dims) for m in inputs):
         return False
     return not any(inner.name == "linalg.index" for inner in op.regions[0].blocks[0].operations)
 
@@ -81,19 +83,12 @@ def _collapse_loops(op: ir.Operation) -> None:
         for i in range(n_inputs):
             value = op.operands[i]
             source = ir.RankedTensorType(value.type)
-            flat = ir.RankedTensorType.get([_product(source.shape)], source.element_type)
+            flat = ir.RankedTensorType.get([math.prod(source.shape)], source.element_type)
             op.operands[i] = tensor.collapse_shape(flat, value, reassociation([list(range(source.rank))]))
         identity = ir.AffineMapAttr.get(ir.AffineMap.get_identity(1))
         scalar = ir.AffineMapAttr.get(ir.AffineMap.get(1, 0, []))
         op.attributes["indexing_maps"] = ir.ArrayAttr.get([identity] * n_inputs + [scalar])
         op.attributes["iterator_types"] = ir.ArrayAttr.get([ir.Attribute.parse("#linalg.iterator_type<reduction>")])
-
-
-def _product(shape: list[int]) -> int:
-    total = 1
-    for size in shape:
-        total *= size
-    return total
 
 
 def split_reductions(module: ir.Module, options: ScheduleOptions) -> int:
