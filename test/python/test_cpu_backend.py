@@ -23,6 +23,8 @@ from dlvm_mlir.backend import (
     runtime_stats,
 )
 from dlvm_mlir.backend.mathapprox import APPROXIMATED_OPS
+import dlvm_mlir
+from dlvm_mlir.compiler import lower
 from dlvm_mlir.backend.schedule import ScheduleOptions
 from dlvm_mlir.backend.tiling import best_divisor, divisors, pick_thread_dim, thread_chunk
 from mlir import ir
@@ -1060,6 +1062,7 @@ def test_mlp_gradient_contractions_read_transposes_in_place() -> None:
     """The AD's dz . transpose(w) and transpose(h) . dz reach the back end as matmuls with
     transposed indexing maps (no linalg.transpose) and are tiled and vectorized like plain
     ones; the gradient matches numpy."""
+    import dlvm_mlir
     from dlvm_mlir.compiler import lower
 
     source = (Path(__file__).resolve().parents[2] / "examples" / "mlp.mlir").read_text()
@@ -1118,3 +1121,102 @@ def test_temporaries_come_from_the_buffer_cache(caching: bool) -> None:
         assert hits >= 2 and misses <= 1  # the 96x64 temporary: allocated once, reused twice
     else:
         assert hits == misses == 0
+
+
+# --------------------------------------------------------------------------
+# reverse: a gather, tiled, threaded and vectorized at every size (issue 13:
+# the old negative-coefficient map aborted the process in upstream tiling)
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape,dims", [
+    ((33,), [0]), ((7,), [0]), ((1,), [0]), ((1000,), [0]), ((200003,), [0]),
+    ((9, 70), [0]), ((40, 70), [1]), ((513, 300), [0, 1]), ((3, 1, 65), [0, 2]),
+])
+@pytest.mark.parametrize("elem", ["f32", "f64", "i32"])
+def test_reverse_sizes(shape: tuple[int, ...], dims: list[int], elem: str) -> None:
+    t = f"tensor<{'x'.join(map(str, shape))}x{elem}>"
+    exe = dlvm_mlir.compile(f"""
+        func.func @f(%x: {t}) -> {t} {{
+          %r = dlvm.reverse %x dims {dims} : {t}
+          %y = dlvm.add %r, %r : {t}, {t}
+          return %y : {t}
+        }}""")
+    x = (RNG.standard_normal(shape) * 100).astype({"f32": np.float32, "f64": np.float64, "i32": np.int32}[elem])
+    expected = np.flip(x, axis=tuple(dims)) * 2
+    np.testing.assert_array_equal(exe("f", x), expected)
+
+
+def test_large_reverse_is_threaded_and_vectorized() -> None:
+    module = lower("""
+        func.func @f(%x: tensor<512x300xf32>) -> tensor<512x300xf32> {
+          %r = dlvm.reverse %x dims [0, 1] : tensor<512x300xf32>
+          return %r : tensor<512x300xf32>
+        }""")
+    with module.context:
+        result = lower_to_llvm_cpu(module, threads=2)
+    (record,) = result.schedules
+    assert record.applied and record.plan.thread_tiles is not None, record
+
+
+def test_backward_indexing_map_is_left_untiled() -> None:
+    """A user's generic reading a loop backwards: upstream tiling asserts on it, so it stays scalar."""
+    exe = dlvm_mlir.compile("""
+        #rev = affine_map<(d0) -> (-d0 + 99)>
+        #id = affine_map<(d0) -> (d0)>
+        func.func @f(%x: tensor<100xf32>) -> tensor<100xf32> {
+          %e = tensor.empty() : tensor<100xf32>
+          %r = linalg.generic {indexing_maps = [#rev, #id], iterator_types = ["parallel"]}
+              ins(%x : tensor<100xf32>) outs(%e : tensor<100xf32>) {
+          ^bb0(%a: f32, %b: f32):
+            linalg.yield %a : f32
+          } -> tensor<100xf32>
+          return %r : tensor<100xf32>
+        }""")
+    x = rand(100)
+    np.testing.assert_array_equal(exe("f", x), x[::-1])
+
+
+def test_gradients_that_reverse_match_the_interpreter() -> None:
+    """Two conv layers, reduce mul and scan: their adjoints reverse tensors larger than a tile."""
+    from dlvm_mlir.interpreter import run
+
+    src = """
+    func.func @cnn(%x: tensor<4x3x12x12xf64>, %k1: tensor<8x3x3x3xf64>, %k2: tensor<8x8x3x3xf64>) -> tensor<f64> {
+      %h = dlvm.convolve %x, %k1 padding [1, 1, 1, 1] : tensor<4x3x12x12xf64>, tensor<8x3x3x3xf64>
+      %a = dlvm.tanh %h : tensor<4x8x12x12xf64>
+      %y = dlvm.convolve %a, %k2 : tensor<4x8x12x12xf64>, tensor<8x8x3x3xf64>
+      %s = dlvm.reduce add %y dims [0, 1, 2, 3] : tensor<4x8x10x10xf64>
+      return %s : tensor<f64>
+    }
+    func.func @prod(%x: tensor<40x70xf64>) -> tensor<70xf64> {
+      %p = dlvm.reduce mul %x dims [0] : tensor<40x70xf64>
+      return %p : tensor<70xf64>
+    }
+    func.func @cumsum(%x: tensor<40x70xf64>) -> tensor<40x70xf64> {
+      %c = dlvm.scan add %x dim 1 : tensor<40x70xf64>
+      return %c : tensor<40x70xf64>
+    }
+    func.func private @cnn_grad(tensor<4x3x12x12xf64>, tensor<8x3x3x3xf64>, tensor<8x8x3x3xf64>)
+        -> (tensor<4x3x12x12xf64>, tensor<8x3x3x3xf64>, tensor<8x8x3x3xf64>)
+        attributes {dlvm.gradient = #dlvm.gradient<of @cnn wrt [0, 1, 2]>}
+    func.func private @prod_grad(tensor<40x70xf64>, tensor<70xf64>) -> tensor<40x70xf64>
+        attributes {dlvm.gradient = #dlvm.gradient<of @prod wrt [0] seedable>}
+    func.func private @cumsum_grad(tensor<40x70xf64>, tensor<40x70xf64>) -> tensor<40x70xf64>
+        attributes {dlvm.gradient = #dlvm.gradient<of @cumsum wrt [0] seedable>}
+    """
+    exe = dlvm_mlir.compile(src)
+    differentiated = str(lower(src, until="ad"))
+    cases = {
+        "cnn_grad": (RNG.standard_normal((4, 3, 12, 12)), RNG.standard_normal((8, 3, 3, 3)) * 0.3,
+                     RNG.standard_normal((8, 8, 3, 3)) * 0.3),
+        "prod_grad": (1 + 0.01 * RNG.standard_normal((40, 70)), RNG.standard_normal(70)),
+        "cumsum_grad": (RNG.standard_normal((40, 70)), RNG.standard_normal((40, 70))),
+    }
+    for name, args in cases.items():
+        compiled = exe[name](*args)
+        interpreted = run(differentiated, name, *args)
+        compiled = compiled if isinstance(compiled, tuple) else (compiled,)
+        interpreted = interpreted if isinstance(interpreted, (tuple, list)) else (interpreted,)
+        for c, i in zip(compiled, interpreted, strict=True):
+            np.testing.assert_allclose(c, i, rtol=1e-10, atol=1e-10, err_msg=name)

@@ -48,6 +48,9 @@ class LoopNest:
     element_bytes: int
     vectorizable: bool
     transposed_input: bool
+    #: False when an indexing map multiplies a loop by a non-positive
+    #: constant (a reverse, ``5 - d0``): upstream tiling asserts on such maps
+    tileable: bool = True
     contraction: ContractionLoops | None = None
     convolution: ConvolutionLoops | None = None
 
@@ -137,6 +140,18 @@ def _convolution_loops(op: ir.Operation) -> ConvolutionLoops | None:
     )
 
 
+def _has_nonpositive_multiplier(expr: ir.AffineExpr) -> bool:
+    """True when ``expr`` contains ``e * c`` with a constant ``c <= 0``."""
+    if isinstance(expr, ir.AffineMulExpr):
+        rhs = ir.AffineMulExpr(expr).rhs
+        if isinstance(rhs, ir.AffineConstantExpr) and ir.AffineConstantExpr(rhs).value <= 0:
+            return True
+    if isinstance(expr, ir.AffineBinaryExpr):
+        binary = ir.AffineBinaryExpr(expr)
+        return _has_nonpositive_multiplier(binary.lhs) or _has_nonpositive_multiplier(binary.rhs)
+    return False
+
+
 def _has_transposed_input(maps: list[ir.AffineMap], n_inputs: int) -> bool:
     """True when an input reads along the innermost loop with a non-unit stride.
 
@@ -180,6 +195,7 @@ def analyze_linalg_op(op: ir.Operation) -> LoopNest | None:
         element_bytes=max(1, element_bytes),
         vectorizable=vectorizable,
         transposed_input=_has_transposed_input(maps, len(operands) - n_outputs),
+        tileable=not any(_has_nonpositive_multiplier(e) for amap in maps for e in amap.results),
         contraction=_contraction_loops(op),
         convolution=_convolution_loops(op),
     )

@@ -388,6 +388,9 @@ def plan_for(nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -> Pla
     if not nest.vectorizable or not options.vectorize:
         reason = "sub-byte element type" if not nest.vectorizable else "vectorization disabled"
         return Plan(kind="scalar", vectorize=False, note=reason)
+    if not nest.tileable:
+        # upstream tiling (and vectorization) asserts on a loop read backwards
+        return Plan(kind="scalar", vectorize=False, note="an indexing map reads a loop backwards")
     con = nest.contraction
     if con is not None and con.m and con.n and con.k:
         return _contraction_plan(nest, target, options)

@@ -972,25 +972,33 @@ struct TransposeLowering : StaticOpLowering<TransposeOp> {
   }
 };
 
-/// A generic whose input map reads index (size - 1 - i) along reversed dims.
+/// A generic that reads the operand at index (size - 1 - i) along reversed
+/// dims with tensor.extract (a gather the vectorizer handles), not through an
+/// input map `size - 1 - d`: upstream tiling asserts on a negative coefficient
+/// in an indexing map, so such a generic could be neither tiled, threaded nor
+/// vectorized.
 struct ReverseLowering : StaticOpLowering<ReverseOp> {
   using StaticOpLowering::StaticOpLowering;
 
   LogicalResult lower(ReverseOp op, OpAdaptor adaptor,
                       ConversionPatternRewriter &rewriter) const override {
     auto type = cast<RankedTensorType>(op.getType());
-    MLIRContext *ctx = rewriter.getContext();
-    SmallVector<AffineExpr> exprs;
-    for (int64_t d = 0; d < type.getRank(); ++d) {
-      AffineExpr e = getAffineDimExpr(d, ctx);
-      if (llvm::is_contained(op.getDims(), d))
-        e = getAffineConstantExpr(type.getDimSize(d) - 1, ctx) - e;
-      exprs.push_back(e);
-    }
-    AffineMap in = AffineMap::get(type.getRank(), 0, exprs, ctx);
+    Value operand = adaptor.getOperand();
     Value result = buildElementwise(
-        rewriter, op.getLoc(), type, adaptor.getOperand(),
-        [](OpBuilder &, Location, ValueRange args) { return args[0]; }, {in});
+        rewriter, op.getLoc(), type, ValueRange{},
+        [&](OpBuilder &b, Location l, ValueRange) -> Value {
+          SmallVector<Value> indices;
+          for (int64_t d = 0; d < type.getRank(); ++d) {
+            Value i = linalg::IndexOp::create(b, l, d);
+            if (llvm::is_contained(op.getDims(), d)) {
+              Value last = arith::ConstantIndexOp::create(
+                  b, l, type.getDimSize(d) - 1);
+              i = arith::SubIOp::create(b, l, last, i);
+            }
+            indices.push_back(i);
+          }
+          return tensor::ExtractOp::create(b, l, operand, indices);
+        });
     rewriter.replaceOp(op, result);
     return success();
   }
