@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import linalg
 
-__all__ = ["ContractionLoops", "ConvolutionLoops", "LoopNest", "analyze_linalg_op"]
+__all__ = ["ContractionLoops", "ConvolutionLoops", "LoopNest", "analyze_linalg_op", "tileable_maps"]
 
 
 @dataclass(frozen=True)
@@ -140,16 +140,29 @@ def _convolution_loops(op: ir.Operation) -> ConvolutionLoops | None:
     )
 
 
-def _has_nonpositive_multiplier(expr: ir.AffineExpr) -> bool:
-    """True when ``expr`` contains ``e * c`` with a constant ``c <= 0``."""
+def _positive_coefficients(expr: ir.AffineExpr) -> bool:
+    """False when ``expr`` contains ``e * c`` with a constant ``c <= 0``."""
     if isinstance(expr, ir.AffineMulExpr):
-        rhs = ir.AffineMulExpr(expr).rhs
-        if isinstance(rhs, ir.AffineConstantExpr) and ir.AffineConstantExpr(rhs).value <= 0:
-            return True
+        rhs = expr.rhs
+        if isinstance(rhs, ir.AffineConstantExpr) and rhs.value <= 0:
+            return False
     if isinstance(expr, ir.AffineBinaryExpr):
-        binary = ir.AffineBinaryExpr(expr)
-        return _has_nonpositive_multiplier(binary.lhs) or _has_nonpositive_multiplier(binary.rhs)
-    return False
+        return _positive_coefficients(expr.lhs) and _positive_coefficients(expr.rhs)
+    return True
+
+
+def _tileable(maps: list[ir.AffineMap]) -> bool:
+    return all(_positive_coefficients(e) for amap in maps for e in amap.results)
+
+
+def tileable_maps(op: ir.Operation) -> bool:
+    """Whether linalg tiling accepts ``op``'s indexing maps.
+
+    Upstream tiling asserts (aborting the process) on an index like
+    ``-d0 + 9``, a loop read backwards.
+    """
+    maps = linalg.get_indexing_maps(op)
+    return maps is not None and _tileable([ir.AffineMapAttr(a).value for a in maps])
 
 
 def _has_transposed_input(maps: list[ir.AffineMap], n_inputs: int) -> bool:
@@ -195,7 +208,7 @@ def analyze_linalg_op(op: ir.Operation) -> LoopNest | None:
         element_bytes=max(1, element_bytes),
         vectorizable=vectorizable,
         transposed_input=_has_transposed_input(maps, len(operands) - n_outputs),
-        tileable=not any(_has_nonpositive_multiplier(e) for amap in maps for e in amap.results),
+        tileable=_tileable(maps),
         contraction=_contraction_loops(op),
         convolution=_convolution_loops(op),
     )

@@ -64,7 +64,7 @@ from mlir.execution_engine import ExecutionEngine
 
 from dlvm_mlir.transforms.kernel_fusion import FusionOptions, fuse_linalg, normalize_linalg
 
-from .analysis import analyze_linalg_op
+from .analysis import analyze_linalg_op, tileable_maps
 from .cpu import (
     copies_to_linalg,
     copy_repeated_results,
@@ -343,30 +343,6 @@ def _drop_final_barriers(module: ir.Module) -> int:
     return len(barriers)
 
 
-def _positive_coefficients(expr: ir.AffineExpr) -> bool:
-    if isinstance(expr, ir.AffineMulExpr):
-        rhs = expr.rhs
-        if isinstance(rhs, ir.AffineConstantExpr) and rhs.value <= 0:
-            return False
-    if isinstance(expr, ir.AffineBinaryExpr):
-        return _positive_coefficients(expr.lhs) and _positive_coefficients(expr.rhs)
-    return True
-
-
-def tileable(op: ir.Operation) -> bool:
-    """Whether linalg tiling accepts ``op``'s indexing maps.
-
-    Tiling asserts (aborting the process) on an index like ``-d0 + 9`` (a
-    reversed dimension); such ops take the grid-stride path instead.
-    """
-    from mlir.dialects import linalg
-
-    maps = linalg.get_indexing_maps(op)
-    if maps is None:
-        return False
-    return all(_positive_coefficients(e) for a in maps for e in ir.AffineMapAttr(a).value.results)
-
-
 def _launch_ids(launch: ir.Operation) -> tuple[ir.Value, ir.Value]:
     block = launch.regions[0].blocks[0]
     return block.arguments[0], block.arguments[3]  # block id x, thread id x
@@ -453,7 +429,7 @@ def stage_map(module: ir.Module, options: GpuOptions) -> list[GpuOpRecord]:
                     note=f"{config.variant} {config.bm}x{config.bn}x{config.bk}",
                 )
                 _insert_kernel(module, op, matmul_kernel(spec, config, name))
-            elif plan.kind == "parallel" and tileable(op):
+            elif plan.kind == "parallel" and tileable_maps(op):
                 op_id = len(work)
                 op.attributes[GPU_OP_ATTR] = ir.IntegerAttr.get(i64, op_id)
                 work.append((op_id, op, plan, record))
