@@ -3,7 +3,7 @@
 
 // A bias add and a tanh fuse into one linalg.generic; 300 columns go to
 // threads x (150 per block, a divisor, so every tile is full), 64 rows to blocks y.
-// CHECK-LABEL: func.func @bias_tanh
+// CHECK-LABEL: func.func @dlvm_bias_tanh
 // CHECK-SAME: %[[OUT:[^:]*]]: memref<64x300xf32>) attributes {llvm.emit_c_interface}
 // CHECK-DAG: %[[C150:.*]] = arith.constant 150 : index
 // CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
@@ -23,7 +23,7 @@ func.func @bias_tanh(%x: tensor<64x300xf32>, %b: tensor<1x300xf32>) -> tensor<64
 }
 
 // Rows that do not fill a block: 37 rows x 70 columns -> 70 x 3 threads, 13 blocks.
-// CHECK-LABEL: func.func @partial
+// CHECK-LABEL: func.func @dlvm_partial
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c13, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c70, {{.*}} = %c3, {{.*}} = %c1)
 // CHECK: affine.min
 // CHECK: math.exp

@@ -5,26 +5,26 @@
 // RUN: dlvm-opt %s --dlvm-gpu-pipeline="stop-at=outline chip=sm_80 features=+ptx70 opt-level=1" | FileCheck %s --check-prefix=SM80
 
 // CHECK: module attributes {gpu.container_module}
-// CHECK-LABEL: func.func @layer
+// CHECK-LABEL: func.func @dlvm_layer
 // CHECK-SAME: (%[[X:[^:]*]]: memref<64x128xf32>, %[[W:[^:]*]]: memref<128x96xf32>, %[[OUT:[^:]*]]: memref<64x96xf32>) attributes {llvm.emit_c_interface}
 // CHECK: %[[DX:.*]] = gpu.alloc () : memref<64x128xf32>
 // CHECK: gpu.memcpy %[[DX]], %[[X]]
 // CHECK: %[[DW:.*]] = gpu.alloc () : memref<128x96xf32>
 // CHECK: gpu.memcpy %[[DW]], %[[W]]
 // CHECK: %[[DOUT:.*]] = gpu.alloc () : memref<64x96xf32>
-// CHECK: gpu.launch_func @dlvm_kernels::@layer_kernel blocks in
-// CHECK: gpu.launch_func @dlvm_kernels::@layer_kernel_0 blocks in ({{.*}}) threads in (%c256, %c1, %c1) args(%[[DX]] : memref<64x128xf32>, %[[DW]] : memref<128x96xf32>, %[[DOUT]] : memref<64x96xf32>)
-// CHECK: gpu.launch_func @dlvm_kernels::@layer_kernel_1
+// CHECK: gpu.launch_func @dlvm_kernels::@dlvm_layer_kernel blocks in
+// CHECK: gpu.launch_func @dlvm_kernels::@dlvm_layer_kernel_0 blocks in ({{.*}}) threads in (%c256, %c1, %c1) args(%[[DX]] : memref<64x128xf32>, %[[DW]] : memref<128x96xf32>, %[[DOUT]] : memref<64x96xf32>)
+// CHECK: gpu.launch_func @dlvm_kernels::@dlvm_layer_kernel_1
 // CHECK: gpu.memcpy %[[OUT]], %[[DOUT]]
 // CHECK-DAG: gpu.dealloc %[[DX]]
 // CHECK-DAG: gpu.dealloc %[[DW]]
 // CHECK-DAG: gpu.dealloc %[[DOUT]]
 // CHECK: return
 // CHECK: gpu.module @dlvm_kernels [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
-// CHECK: gpu.func @layer_kernel({{.*}}) kernel attributes {known_block_size = array<i32: 96, 2, 1>
-// CHECK: gpu.func @layer_kernel_0({{.*}}) workgroup({{.*}}#gpu.address_space<workgroup>{{.*}}) kernel attributes {known_block_size = array<i32: 256, 1, 1>
+// CHECK: gpu.func @dlvm_layer_kernel({{.*}}) kernel attributes {known_block_size = array<i32: 96, 2, 1>
+// CHECK: gpu.func @dlvm_layer_kernel_0({{.*}}) workgroup({{.*}}#gpu.address_space<workgroup>{{.*}}) kernel attributes {known_block_size = array<i32: 256, 1, 1>
 // CHECK: gpu.barrier
-// CHECK: gpu.func @layer_kernel_1({{.*}}) kernel attributes {known_block_size = array<i32: 96, 2, 1>
+// CHECK: gpu.func @dlvm_layer_kernel_1({{.*}}) kernel attributes {known_block_size = array<i32: 96, 2, 1>
 // CHECK: math.tanh
 // SM80: gpu.module @dlvm_kernels [#nvvm.target<O = 1, chip = "sm_80", features = "+ptx70">]
 func.func @layer(%x: tensor<64x128xf32>, %w: tensor<128x96xf32>) -> tensor<64x96xf32> {
@@ -37,7 +37,7 @@ func.func @layer(%x: tensor<64x128xf32>, %w: tensor<128x96xf32>) -> tensor<64x96
 // kernel copying the element into a one-element device buffer and a gpu.memcpy to a
 // one-element host buffer, in a helper that is not inlined (its stack slot is released
 // on return, also in loops).
-// CHECK-LABEL: func.func @scalar
+// CHECK-LABEL: func.func @dlvm_scalar
 // CHECK: gpu.launch_func
 // CHECK: %[[V:.*]] = call @__dlvm_host_load_{{.*}}(%{{.*}}, %c3) : (memref<16xf32>, index) -> f32
 // CHECK: call @__dlvm_host_store_{{.*}}(%[[V]], %{{.*}}) : (f32, memref<f32>) -> ()

@@ -3,7 +3,7 @@
 // instead of going through memory.
 // RUN: dlvm-opt %s --dlvm-gpu-pipeline=stop-at=map | FileCheck %s
 
-// CHECK-LABEL: func.func @softmax
+// CHECK-LABEL: func.func @dlvm_softmax
 // max over each row: 32 rows on 32 threads, the 10 columns sequentially in each thread
 // CHECK: gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c32, {{.*}} = %c1, {{.*}} = %c1)
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
@@ -25,7 +25,7 @@ func.func @softmax(%x: tensor<32x10xf32>) -> tensor<32x10xf32> {
 }
 
 // A full reduction to a scalar has no parallel loop: one thread.
-// CHECK-LABEL: func.func @total
+// CHECK-LABEL: func.func @dlvm_total
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c1, {{.*}} = %c1, {{.*}} = %c1)
 // CHECK: scf.for
 // CHECK: arith.addf

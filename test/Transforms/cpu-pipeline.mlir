@@ -20,12 +20,12 @@
 // Recursion: the recursive function stays a private function (not inlined into
 // its entry point; printed first), vectorized, and calls itself through memrefs;
 // @pow2 below is its entry point.
-// VEC-LABEL: func.func private @double_n_times
+// VEC-LABEL: func.func private @__dlvm_fn_double_n_times
 // VEC: arith.addf {{.*}} : vector<16xf32>
-// VEC: func.call @double_n_times
-// LLVM-LABEL: llvm.func @double_n_times(
+// VEC: func.call @__dlvm_fn_double_n_times
+// LLVM-LABEL: llvm.func @__dlvm_fn_double_n_times(
 // LLVM: llvm.fadd {{.*}} : vector<16xf32>
-// LLVM: llvm.call @double_n_times(
+// LLVM: llvm.call @__dlvm_fn_double_n_times(
 func.func private @double_n_times(%x: tensor<16xf32>, %n: i64) -> tensor<16xf32> {
   %c0 = arith.constant 0 : i64
   %c1 = arith.constant 1 : i64
@@ -48,7 +48,7 @@ func.func private @double_n_times(%x: tensor<16xf32>, %n: i64) -> tensor<16xf32>
 // this one has 2^25), then vector FMAs in the LLVM dialect.
 // LINALG-LABEL: func.func @mlp
 // LINALG: linalg.matmul
-// VEC-LABEL: func.func @mlp
+// VEC-LABEL: func.func @dlvm_mlp
 // VEC-SAME: attributes {llvm.emit_c_interface}
 // VEC-NOT: linalg.matmul
 // VEC: scf.forall (%{{.*}}) in (4) {{.*}} -> (tensor<16x512x16xf32>)
@@ -62,14 +62,14 @@ func.func private @double_n_times(%x: tensor<16xf32>, %n: i64) -> tensor<16xf32>
 // VEC: arith.addf {{.*}} : vector<
 // VEC-NOT: linalg.
 // VEC: return
-// BUF-LABEL: func.func @mlp
+// BUF-LABEL: func.func @dlvm_mlp
 // BUF-SAME: memref<256x256xf32>
 // BUF: vector.contract
-// LLVM-LABEL: llvm.func @mlp(
+// LLVM-LABEL: llvm.func @dlvm_mlp(
 // LLVM: llvm.intr.fmuladd({{.*}}) : (vector<{{[0-9]+}}xf32>, vector<{{[0-9]+}}xf32>, vector<{{[0-9]+}}xf32>) -> vector<{{[0-9]+}}xf32>
 // LLVM: llvm.return
-// LLVM-LABEL: llvm.func @_mlir_ciface_mlp(
-// THREADS-LABEL: llvm.func @mlp(
+// LLVM-LABEL: llvm.func @_mlir_ciface_dlvm_mlp(
+// THREADS-LABEL: llvm.func @dlvm_mlp(
 // THREADS: llvm.call @mlirAsyncRuntimeCreateGroup
 // THREADS: llvm.call @parallel_compute_fn
 // THREADS: llvm.call @mlirAsyncRuntimeAwaitAllInGroup
@@ -83,14 +83,14 @@ func.func @mlp(%x: tensor<256x512xf32>, %w: tensor<512x256xf32>, %b: tensor<1x25
 // A full reduction (the sum of a fused product, over both loops) has no
 // parallel loop to split over threads: its loops are collapsed to one and it
 // is split into 4 partial sums (scf.forall), then the partials are reduced.
-// VEC-LABEL: func.func @total
+// VEC-LABEL: func.func @dlvm_total
 // VEC: tensor.collapse_shape {{.*}} : tensor<512x512xf32> into tensor<262144xf32>
 // VEC: tensor.expand_shape {{.*}} output_shape [4, 65536]
 // VEC: scf.forall (%{{.*}}) in (4)
 // VEC: vector.contract {{.*}} : vector<1x32xf32>, vector<1x32xf32> into vector<1xf32>
 // VEC: scf.forall.in_parallel
 // VEC: vector.multi_reduction <add>, {{.*}} : vector<4xf32> to f32
-// LLVM-LABEL: llvm.func @total(
+// LLVM-LABEL: llvm.func @dlvm_total(
 func.func @total(%x: tensor<512x512xf32>, %y: tensor<512x512xf32>) -> tensor<f32> {
   %0 = dlvm.mul %x, %y : tensor<512x512xf32>, tensor<512x512xf32>
   %1 = dlvm.reduce add %0 dims [0, 1] : tensor<512x512xf32>
@@ -98,11 +98,11 @@ func.func @total(%x: tensor<512x512xf32>, %y: tensor<512x512xf32>) -> tensor<f32
 }
 
 // A loop with a data-dependent trip count around a fused, vectorized body.
-// VEC-LABEL: func.func @loop
+// VEC-LABEL: func.func @dlvm_loop
 // VEC: scf.for %{{.*}} = %{{.*}} to %arg1
 // VEC: arith.mulf {{.*}} : vector<
 // VEC: scf.yield
-// LLVM-LABEL: llvm.func @loop(
+// LLVM-LABEL: llvm.func @dlvm_loop(
 // LLVM: llvm.cond_br
 // LLVM: llvm.fmul {{.*}} : vector<
 func.func @loop(%x: tensor<64xf32>, %n: index) -> tensor<64xf32> {
@@ -116,12 +116,12 @@ func.func @loop(%x: tensor<64xf32>, %n: index) -> tensor<64xf32> {
   return %r : tensor<64xf32>
 }
 
-// VEC-LABEL: func.func @branch
+// VEC-LABEL: func.func @dlvm_branch
 // VEC: scf.if
 // VEC: vector.transfer_read
 // VEC: } else {
 // VEC: arith.negf {{.*}} : vector<
-// LLVM-LABEL: llvm.func @branch(
+// LLVM-LABEL: llvm.func @dlvm_branch(
 // LLVM: llvm.cond_br
 // LLVM: llvm.fneg {{.*}} : vector<
 func.func @branch(%x: tensor<64xf32>, %p: i1) -> tensor<64xf32> {
@@ -136,11 +136,11 @@ func.func @branch(%x: tensor<64xf32>, %p: i1) -> tensor<64xf32> {
 }
 
 // A while loop whose condition is a (vectorized) reduction.
-// VEC-LABEL: func.func @grow
+// VEC-LABEL: func.func @dlvm_grow
 // VEC: scf.while
 // VEC: vector.multi_reduction <add>
 // VEC: scf.condition
-// LLVM-LABEL: llvm.func @grow(
+// LLVM-LABEL: llvm.func @dlvm_grow(
 // LLVM: llvm.fcmp "olt"
 // LLVM: llvm.cond_br
 func.func @grow(%x: tensor<64xf32>, %limit: f32) -> tensor<64xf32> {
@@ -157,8 +157,8 @@ func.func @grow(%x: tensor<64xf32>, %limit: f32) -> tensor<64xf32> {
   return %r : tensor<64xf32>
 }
 
-// LLVM-LABEL: llvm.func @pow2(
-// LLVM: llvm.call @double_n_times(
+// LLVM-LABEL: llvm.func @dlvm_pow2(
+// LLVM: llvm.call @__dlvm_fn_double_n_times(
 func.func @pow2(%x: tensor<16xf32>, %n: i64) -> tensor<16xf32> {
   %r = func.call @double_n_times(%x, %n) : (tensor<16xf32>, i64) -> tensor<16xf32>
   return %r : tensor<16xf32>
@@ -169,8 +169,8 @@ func.func @pow2(%x: tensor<16xf32>, %n: i64) -> tensor<16xf32> {
 // LINALG-SAME: dlvm.derivative_of
 // LINALG: linalg.generic
 // LINALG: arith.addf
-// LLVM-LABEL: llvm.func @sumsq_grad(
-// LLVM-LABEL: llvm.func @_mlir_ciface_sumsq_grad(
+// LLVM-LABEL: llvm.func @dlvm_sumsq_grad(
+// LLVM-LABEL: llvm.func @_mlir_ciface_dlvm_sumsq_grad(
 func.func @sumsq(%x: tensor<8xf32>) -> tensor<f32> {
   %0 = dlvm.mul %x, %x : tensor<8xf32>, tensor<8xf32>
   %1 = dlvm.reduce add %0 dims [0] : tensor<8xf32>

@@ -280,3 +280,48 @@ func.func @f(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {{
             np.testing.assert_allclose(got, want, rtol=1e-6)
     first[0] = -1.0
     assert second[0] != -1.0  # distinct buffers
+
+
+# User function names never share a namespace with the C library, libm or the
+# runtime (issue 13): a function named powf used to call itself forever (the
+# f32 pow lowers to a powf call), free clashed with the allocator.
+LIBC_NAMES = ["powf", "fmodf", "expf", "free", "malloc", "memcpy", "abort", "sin",
+              "mlirAsyncRuntimeCreateToken", "_mlir_memref_to_llvm_alloc", "_mlir_ciface_f"]
+
+
+@pytest.mark.parametrize("name", LIBC_NAMES)
+def test_function_names_do_not_clash_with_library_symbols(name: str) -> None:
+    exe = dlvm_mlir.compile(f"""
+      func.func @{name}(%x: tensor<1000xf32>, %y: tensor<1000xf32>) -> (tensor<1000xf32>, tensor<1000xf32>) {{
+        %p = dlvm.pow %x, %y : tensor<1000xf32>, tensor<1000xf32>
+        %m = dlvm.mod %p, %y : tensor<1000xf32>, tensor<1000xf32>
+        %e = dlvm.exp %m : tensor<1000xf32>
+        %s = dlvm.sin %e : tensor<1000xf32>
+        %r = func.call @helper_{name}(%s) : (tensor<1000xf32>) -> tensor<1000xf32>
+        return %p, %r : tensor<1000xf32>, tensor<1000xf32>
+      }}
+      func.func private @helper_{name}(%x: tensor<1000xf32>) -> tensor<1000xf32> {{
+        %t = dlvm.tanh %x : tensor<1000xf32>
+        return %t : tensor<1000xf32>
+      }}""")
+    x = RNG.uniform(0.5, 2.0, 1000).astype(np.float32)
+    y = RNG.uniform(0.5, 2.0, 1000).astype(np.float32)
+    p, r = exe[name](x, y)
+    x64, y64 = x.astype(np.float64), y.astype(np.float64)
+    np.testing.assert_allclose(p, x64**y64, rtol=1e-5)
+    np.testing.assert_allclose(r, np.tanh(np.sin(np.exp(np.fmod(p.astype(np.float64), y64)))), rtol=1e-4, atol=1e-5)
+
+
+def test_private_functions_named_like_libm_are_not_called_by_the_lowering() -> None:
+    exe = dlvm_mlir.compile("""
+      func.func private @powf(%x: tensor<33xf32>) -> tensor<33xf32> {
+        %n = dlvm.neg %x : tensor<33xf32>
+        return %n : tensor<33xf32>
+      }
+      func.func @f(%x: tensor<33xf32>) -> tensor<33xf32> {
+        %p = dlvm.pow %x, %x : tensor<33xf32>, tensor<33xf32>
+        %n = func.call @powf(%p) : (tensor<33xf32>) -> tensor<33xf32>
+        return %n : tensor<33xf32>
+      }""")
+    x = RNG.uniform(0.5, 2.0, 33).astype(np.float32)
+    np.testing.assert_allclose(exe["f"](x), -(x.astype(np.float64) ** x), rtol=1e-5)

@@ -80,7 +80,7 @@ def test_llvm_output_translates_and_runs() -> None:
     llvm_ir = subprocess.run(
         [str(translate), "--mlir-to-llvmir"], input=text, capture_output=True, text=True, check=True
     ).stdout
-    assert "define void @_mlir_ciface_layer(" in llvm_ir
+    assert "define void @_mlir_ciface_dlvm_layer(" in llvm_ir
 
     signatures = entry_point_signatures(_run(PROGRAM, "dlvm-cpu-pipeline{stop-at=linalg}"))
     exe = CpuExecutable(llvm_module, signatures)

@@ -9,10 +9,12 @@ place; :data:`CPU_STAGES` lists them in order and any stage's IR can be dumped
 with ``dump_dir=``, ``on_stage=`` or ``$DLVM_MLIR_DUMP_DIR``):
 
 ``entry-points``
-    every public function becomes a C-interface entry point whose tensor
-    arguments are read-only and whose scalar results are returned as rank-0
-    tensors; the original body is inlined into it (recursive functions stay
-    private functions).
+    every public function ``f`` becomes a C-interface entry point
+    ``dlvm_f`` whose tensor arguments are read-only and whose scalar results
+    are returned as rank-0 tensors; the original body is inlined into it
+    (recursive functions stay private functions). Functions defined in the
+    module are renamed ``__dlvm_fn_f``, so no user name can capture or clash
+    with a libc / libm / runtime symbol.
 ``fuse``
     the ``dlvm-kernel-fusion`` pass (:mod:`dlvm_mlir.transforms.kernel_fusion`):
     elementwise ops on tensors become ``linalg.generic`` ops and generic
@@ -69,7 +71,7 @@ from .boolmem import widen_bool_memrefs
 from .mathapprox import approximate_math
 from .packing import pack_contractions
 from .reduction_split import split_reductions
-from .runtime import ExecutionError, FunctionSignature, spec_from_type
+from .runtime import DEFINITION_PREFIX, ENTRY_PREFIX, ExecutionError, FunctionSignature, spec_from_type
 from .schedule import (
     PRE_BUFFERIZE_CLEANUP,
     OpScheduleRecord,
@@ -88,7 +90,6 @@ __all__ = [
     "entry_point_signatures",
 ]
 
-IMPL_SUFFIX = "__dlvm_impl"
 
 @dataclass(frozen=True)
 class CpuOptions:
@@ -215,19 +216,26 @@ def _entry_wrapper_text(name: str, impl: str, ftype: ir.FunctionType) -> str:
 
 
 def stage_entry_points(module: ir.Module, options: CpuOptions) -> None:
-    """Wrap each public function into a C-interface entry point and inline."""
+    """Wrap each public function into a C-interface entry point and inline.
+
+    Every function defined in the module is renamed out of the C namespace
+    (see :data:`ENTRY_PREFIX`); declarations without a body keep their names.
+    """
     with module.context, ir.Location.unknown():
         wrappers: list[str] = []
         declarations: list[str] = []
         for fn in _functions(module):
-            if not _is_public_definition(fn):
+            if len(fn.body.blocks) == 0:
                 continue
+            public = _is_public_definition(fn)
             name = ir.StringAttr(fn.attributes["sym_name"]).value
-            impl = name + IMPL_SUFFIX
+            impl = DEFINITION_PREFIX + name
             ir.SymbolTable.replace_all_symbol_uses(name, impl, module.operation)
             ir.SymbolTable.set_symbol_name(fn, impl)
             fn.attributes["sym_visibility"] = ir.StringAttr.get("private")
-            wrappers.append(_entry_wrapper_text(name, impl, fn.type))
+            if not public:
+                continue
+            wrappers.append(_entry_wrapper_text(ENTRY_PREFIX + name, impl, fn.type))
             declarations.append(f'func.func private @"{impl}"{_signature_text(fn.type)}')
         if wrappers:
             # the declarations only make the wrappers verify on their own

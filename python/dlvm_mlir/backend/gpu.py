@@ -84,7 +84,7 @@ from .gpu_schedule import (
     plan_gpu_op,
     render_parallel_plan,
 )
-from .runtime import CpuExecutable, ExecutionError, FunctionSignature, runtime_library_dir
+from .runtime import ENTRY_PREFIX, CpuExecutable, ExecutionError, FunctionSignature, runtime_library_dir
 from .schedule import run_transform_script
 
 __all__ = [
@@ -456,7 +456,7 @@ def stage_map(module: ir.Module, options: GpuOptions) -> list[GpuOpRecord]:
 
 
 def stage_host(module: ir.Module, options: GpuOptions, signatures: Sequence[FunctionSignature]) -> HostReport:
-    outputs = {sig.name: len(sig.results) for sig in signatures}
+    outputs = {ENTRY_PREFIX + sig.name: len(sig.results) for sig in signatures}
     report = legalize_host(module, outputs)
     _run_passes(module, "inline,symbol-dce,canonicalize,cse")
     return report

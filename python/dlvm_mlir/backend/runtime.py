@@ -4,7 +4,7 @@ The CPU pipeline turns every public function into an entry point with the C
 interface (``llvm.emit_c_interface``) whose results are out-parameters: the
 caller passes one memref per input and one per result, all with identity
 layout.  :class:`CpuExecutable` allocates the result arrays, builds the memref
-descriptors, calls the packed ``_mlir__mlir_ciface_<name>`` wrapper of the
+descriptors, calls the packed ``_mlir__mlir_ciface_dlvm_<name>`` wrapper of the
 :class:`mlir.execution_engine.ExecutionEngine` and hands the arrays back.
 
 Runtime functions: compiled code calls three families of functions that
@@ -51,6 +51,23 @@ __all__ = [
 ]
 
 _ALIGNMENT = 64
+
+
+#: Compiled code keeps the user's function names out of the C namespace, so a
+#: function named ``powf``, ``free`` or ``mlirAsyncRuntimeCreateToken`` can
+#: neither capture the libm / libc / runtime calls the lowering emits nor clash
+#: with them: entry point ``f`` is exported as ``dlvm_f`` (C interface
+#: ``_mlir_ciface_dlvm_f``), every function defined in the module becomes
+#: private ``__dlvm_fn_f`` (other generated helpers are ``__dlvm_<kind>_...``).
+#: The two prefixes differ in their first character, so
+#: no two names can collide.
+ENTRY_PREFIX = "dlvm_"
+DEFINITION_PREFIX = "__dlvm_fn_"
+
+
+def entry_symbol(name: str) -> str:
+    """The exported C-interface symbol of entry point ``name``."""
+    return "_mlir_ciface_" + ENTRY_PREFIX + name
 
 
 class ExecutionError(DLVMError):
@@ -426,7 +443,7 @@ class CpuExecutable:
             if signature is None:
                 known = ", ".join(sorted(self.signatures)) or "none"
                 raise ExecutionError(f"no entry point @{name} (entry points: {known})")
-            address = self._engine.raw_lookup("_mlir_ciface_" + name)
+            address = self._engine.raw_lookup(entry_symbol(name))
             if not address:
                 raise ExecutionError(f"entry point @{name} is missing from the compiled code")
             entry = _EntryPoint(signature, address)
