@@ -6,6 +6,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/APSInt.h"
 #include "llvm/ADT/STLExtras.h"
 
 #include <cmath>
@@ -210,11 +211,34 @@ static OpFoldResult foldBinary(Attribute lhs, Attribute rhs, Type resultType,
   return foldBinaryInt(lhs, rhs, resultType, intFn);
 }
 
-/// Signed division truncating toward zero; no fold for x / 0 and MIN / -1.
+/// Integer division as XLA defines it (and the lowering computes it): signed,
+/// never undefined. x / 0 is -1 (all bits set); MIN / -1 wraps to MIN. `floor`
+/// rounds the quotient toward -inf, otherwise toward zero. On i1 (one bit:
+/// MIN == -1 == true) this gives x / true == x and x / false == true.
+static APInt xlaDiv(const APInt &x, const APInt &y, bool floor) {
+  if (y.isZero())
+    return APInt::getAllOnes(x.getBitWidth());
+  if (x.isMinSignedValue() && y.isAllOnes())
+    return x;
+  return floor ? llvm::APIntOps::RoundingSDiv(x, y, APInt::Rounding::DOWN) : x.sdiv(y);
+}
+
+/// Floored remainder (the sign of y) as XLA's rem extended to flooring:
+/// x mod 0 is x, MIN mod -1 is 0, so x == floor_div(x, y) * y + mod(x, y)
+/// holds for every pair.
+static APInt xlaMod(const APInt &x, const APInt &y) {
+  if (y.isZero())
+    return x;
+  if (y.isAllOnes())
+    return APInt::getZero(x.getBitWidth());
+  APInt r = x.srem(y);
+  if (!r.isZero() && (r.isNegative() != y.isNegative()))
+    r += y;
+  return r;
+}
+
 static std::optional<APInt> truncatingDiv(const APInt &x, const APInt &y) {
-  if (y.isZero() || (x.isMinSignedValue() && y.isAllOnes()))
-    return std::nullopt;
-  return x.sdiv(y);
+  return xlaDiv(x, y, /*floor=*/false);
 }
 
 /// True if `attr` is a splat constant equal to `value`.
@@ -240,6 +264,12 @@ static bool isSplatZero(Attribute attr, bool negativeFloat) {
     return v.isZero() && v.isNegative() == negativeFloat;
   }
   return isa<IntegerType>(e.getElementType()) && e.getSplatValue<APInt>().isZero();
+}
+
+/// The order of integer elements: signed, except i1, a boolean with
+/// false < true (as numpy and JAX order booleans).
+static bool lessThan(const APInt &x, const APInt &y) {
+  return x.getBitWidth() == 1 ? x.ult(y) : x.slt(y);
 }
 
 static double floorMod(double x, double y) {
@@ -308,8 +338,9 @@ OpFoldResult AbsOp::fold(FoldAdaptor adaptor) {
 OpFoldResult ReluOp::fold(FoldAdaptor adaptor) {
   if (Value v = foldIdempotent<ReluOp>(getOperand()))
     return v;
+  // max(x, +0.0): NaN propagates, -0.0 gives +0.0.
   return foldUnaryFloat(adaptor.getOperand(),
-                        [](double x) { return x > 0 ? x : 0.0; });
+                        [](double x) { return std::isnan(x) || x > 0 ? x : 0.0; });
 }
 OpFoldResult SignOp::fold(FoldAdaptor adaptor) {
   if (Value v = foldIdempotent<SignOp>(getOperand()))
@@ -446,22 +477,15 @@ OpFoldResult FloorDivOp::fold(FoldAdaptor adaptor) {
   return foldBinary(adaptor.getLhs(), adaptor.getRhs(), getType(),
                     [](double x, double y) { return std::floor(x / y); },
                     [](const APInt &x, const APInt &y) -> std::optional<APInt> {
-                         if (y.isZero() || (x.isMinSignedValue() && y.isAllOnes()))
-                           return std::nullopt;
-                         return llvm::APIntOps::RoundingSDiv(x, y, APInt::Rounding::DOWN);
-                       });
+                      return xlaDiv(x, y, /*floor=*/true);
+                    });
 }
 OpFoldResult ModOp::fold(FoldAdaptor adaptor) {
   if (Attribute r = foldBinaryFloat(adaptor.getLhs(), adaptor.getRhs(), getType(), floorMod))
     return r;
   return foldBinaryInt(adaptor.getLhs(), adaptor.getRhs(), getType(),
                        [](const APInt &x, const APInt &y) -> std::optional<APInt> {
-                         if (y.isZero())
-                           return std::nullopt;
-                         APInt r = x.srem(y);
-                         if (!r.isZero() && (r.isNegative() != y.isNegative()))
-                           r += y;
-                         return r;
+                         return xlaMod(x, y);
                        });
 }
 OpFoldResult PowOp::fold(FoldAdaptor adaptor) {
@@ -474,23 +498,31 @@ OpFoldResult PowOp::fold(FoldAdaptor adaptor) {
 OpFoldResult MinOp::fold(FoldAdaptor adaptor) {
   if (getLhs() == getRhs())
     return getLhs();
-  return foldBinary(adaptor.getLhs(), adaptor.getRhs(), getType(),
-                    [](double x, double y) {
-                                      return std::isnan(x) || std::isnan(y) ? NAN : std::min(x, y);
-                                    },
-                    [](const APInt &x, const APInt &y) -> std::optional<APInt> {
-                         return x.slt(y) ? x : y;
+  // Floats: IEEE 754-2019 minimum (NaN propagates, -0.0 < +0.0).
+  if (auto type = dyn_cast<RankedTensorType>(getType()); type && isa<FloatType>(type.getElementType()))
+    return foldBroadcastBinary<APFloat, APFloat>(
+        adaptor.getLhs(), adaptor.getRhs(), type,
+        [](const APFloat &x, const APFloat &y) -> std::optional<APFloat> {
+          return llvm::minimum(x, y);
+        });
+  return foldBinaryInt(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                       [](const APInt &x, const APInt &y) -> std::optional<APInt> {
+                         return lessThan(x, y) ? x : y;
                        });
 }
 OpFoldResult MaxOp::fold(FoldAdaptor adaptor) {
   if (getLhs() == getRhs())
     return getLhs();
-  return foldBinary(adaptor.getLhs(), adaptor.getRhs(), getType(),
-                    [](double x, double y) {
-                                      return std::isnan(x) || std::isnan(y) ? NAN : std::max(x, y);
-                                    },
-                    [](const APInt &x, const APInt &y) -> std::optional<APInt> {
-                         return x.sgt(y) ? x : y;
+  // Floats: IEEE 754-2019 maximum (NaN propagates, -0.0 < +0.0).
+  if (auto type = dyn_cast<RankedTensorType>(getType()); type && isa<FloatType>(type.getElementType()))
+    return foldBroadcastBinary<APFloat, APFloat>(
+        adaptor.getLhs(), adaptor.getRhs(), type,
+        [](const APFloat &x, const APFloat &y) -> std::optional<APFloat> {
+          return llvm::maximum(x, y);
+        });
+  return foldBinaryInt(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                       [](const APInt &x, const APInt &y) -> std::optional<APInt> {
+                         return lessThan(y, x) ? x : y;
                        });
 }
 OpFoldResult AndOp::fold(FoldAdaptor adaptor) {
@@ -545,7 +577,7 @@ OpFoldResult CmpOp::fold(FoldAdaptor adaptor) {
   return foldBroadcastBinary<APInt, APInt>(
       adaptor.getLhs(), adaptor.getRhs(), type,
       [&](const APInt &x, const APInt &y) -> std::optional<APInt> {
-        return APInt(1, compare(p, x.slt(y) ? -1 : (x == y ? 0 : 1)));
+        return APInt(1, compare(p, lessThan(x, y) ? -1 : (x == y ? 0 : 1)));
       });
 }
 
@@ -1058,35 +1090,71 @@ LogicalResult CastOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
   return success();
 }
 
+/// dlvm.cast of one float element: to float rounds to nearest even; to i1 is
+/// `x != 0` (NaN is true); to another integer type truncates toward zero,
+/// saturated to the type's signed range, NaN to 0 (XLA's convert, LLVM's
+/// fptosi.sat).
+static Attribute castFloat(APFloat v, Type to) {
+  if (auto toF = dyn_cast<FloatType>(to)) {
+    bool lost;
+    (void)v.convert(toF.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+    return FloatAttr::get(to, v);
+  }
+  unsigned width = cast<IntegerType>(to).getWidth();
+  if (width == 1)
+    return IntegerAttr::get(to, APInt(1, !v.isZero()));
+  if (v.isNaN())
+    return IntegerAttr::get(to, APInt::getZero(width));
+  APSInt r(width, /*isUnsigned=*/false);
+  bool exact;
+  // APFloat saturates out-of-range values (status opInvalidOp).
+  (void)v.convertToInteger(r, APFloat::rmTowardZero, &exact);
+  return IntegerAttr::get(to, r);
+}
+
+/// dlvm.cast of one integer element: i1 is 0 or 1 (unsigned), other integers
+/// are signed; to float rounds to nearest even (one rounding); to a narrower
+/// integer wraps (keeps the low bits); to i1 is `x != 0`.
+static Attribute castInt(const APInt &v, Type to) {
+  bool isBool = v.getBitWidth() == 1;
+  if (auto toF = dyn_cast<FloatType>(to)) {
+    APFloat f(toF.getFloatSemantics());
+    (void)f.convertFromAPInt(v, /*IsSigned=*/!isBool, APFloat::rmNearestTiesToEven);
+    return FloatAttr::get(to, f);
+  }
+  unsigned width = cast<IntegerType>(to).getWidth();
+  if (width == 1)
+    return IntegerAttr::get(to, APInt(1, !v.isZero()));
+  return IntegerAttr::get(to, isBool ? v.zext(width) : v.sextOrTrunc(width));
+}
+
 OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   if (getType() == getOperand().getType())
     return getOperand();
   auto attr = dyn_cast_or_null<DenseElementsAttr>(adaptor.getOperand());
-  if (!attr || !attr.isSplat())
+  if (!attr)
+    return {};
+  auto type = getType();
+  if (!attr.isSplat() && type.getNumElements() > kMaxFoldElements)
     return {};
   Type to = getDtype();
-  auto type = getType();
-  if (auto fromF = dyn_cast<FloatType>(attr.getElementType())) {
-    APFloat v = attr.getSplatValue<APFloat>();
-    if (auto toF = dyn_cast<FloatType>(to))
-      return DenseElementsAttr::get(type, fromDouble(toDouble(v), toF.getFloatSemantics()));
-    (void)fromF;
-    return {};
+  SmallVector<Attribute> elements;
+  if (isa<FloatType>(attr.getElementType())) {
+    if (attr.isSplat())
+      elements.push_back(castFloat(attr.getSplatValue<APFloat>(), to));
+    else
+      for (APFloat v : attr.getValues<APFloat>())
+        elements.push_back(castFloat(v, to));
+  } else {
+    if (attr.isSplat())
+      elements.push_back(castInt(attr.getSplatValue<APInt>(), to));
+    else
+      for (APInt v : attr.getValues<APInt>())
+        elements.push_back(castInt(v, to));
   }
-  // Integers are signed, except i1, which converts as 0 or 1.
-  APInt v = attr.getSplatValue<APInt>();
-  bool isBool = v.getBitWidth() == 1;
-  if (auto toI = dyn_cast<IntegerType>(to)) {
-    if (toI.getWidth() == 1)
-      return DenseElementsAttr::get(type, APInt(1, !v.isZero()));
-    return DenseElementsAttr::get(type, isBool ? v.zext(toI.getWidth())
-                                               : v.sextOrTrunc(toI.getWidth()));
-  }
-  if (auto toF = dyn_cast<FloatType>(to))
-    return DenseElementsAttr::get(
-        type, fromDouble(isBool ? (double)v.getZExtValue() : (double)v.getSExtValue(),
-                         toF.getFloatSemantics()));
-  return {};
+  if (attr.isSplat())
+    return DenseElementsAttr::get(type, elements.front());
+  return DenseElementsAttr::get(type, elements);
 }
 
 LogicalResult BitcastOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,

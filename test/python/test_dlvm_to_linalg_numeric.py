@@ -438,7 +438,7 @@ def trunc_div_ref(a, b):
     with np.errstate(all="ignore"):
         q = np.abs(a.astype(np.int64)) // np.where(b == 0, 1, np.abs(b.astype(np.int64)))
         q = np.where((a < 0) != (b < 0), -q, q)
-        return np.where(b == 0, 0, q).astype(np.int32)
+        return np.where(b == 0, -1, q).astype(np.int32)  # x / 0 = -1 (XLA)
 
 
 with np.errstate(all="ignore"):
@@ -447,8 +447,8 @@ with np.errstate(all="ignore"):
         for op, ref in [
             ("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
             ("div", trunc_div_ref), ("trunc_div", trunc_div_ref),
-            ("floor_div", lambda a, b: np.where(b == 0, 0, np.floor_divide(a, np.where(b == 0, 1, b)))),
-            ("mod", lambda a, b: np.where(b == 0, 0, np.mod(a, np.where(b == 0, 1, b)))),
+            ("floor_div", lambda a, b: np.where(b == 0, -1, np.floor_divide(a, np.where(b == 0, 1, b)))),
+            ("mod", lambda a, b: np.where(b == 0, a, np.mod(a, np.where(b == 0, 1, b)))),
             ("min", np.minimum), ("max", np.maximum), ("and", np.bitwise_and), ("or", np.bitwise_or),
         ]
     ]

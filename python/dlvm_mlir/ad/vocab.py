@@ -276,6 +276,19 @@ def sign(x: ir.Value) -> ir.Value:
     return select(cmp("lt", x, 0.0), scalar_like(x, -1.0), positive)
 
 
+def abs_derivative(x: ir.Value, g: ir.Value) -> ir.Value:
+    """``g * d|x|/dx`` with JAX's choice at the kink: ``g`` where x >= 0 (also at
+    -0.0), ``-g`` elsewhere (also for NaN)."""
+    return select(cmp("ge", x, 0.0), g, neg(g))
+
+
+def extremum_derivative(x: ir.Value, other: ir.Value, z: ir.Value, g: ir.Value) -> ir.Value:
+    """``g * dz/dx`` for ``z = max(x, other)`` or ``min(x, other)``, JAX's lax.max
+    rule: ``g`` where x alone equals z, ``g / 2`` where both do (a tie), 0 where
+    x does not (including a NaN result)."""
+    return select(cmp("eq", x, z), select(cmp("eq", other, z), mul(g, 0.5), g), 0.0)
+
+
 def reciprocal(x: ir.Value) -> ir.Value:
     return div(1.0, x)
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from . import special
 from .core import int_semantics, op, round_bf16_from_f64, signed, unsigned
-from .ops_dlvm import check_nonzero_divisor, from_bits, int_floor_div, int_trunc_div, to_bits
+from .ops_dlvm import check_nonzero_divisor, from_bits, ieee_maximum, ieee_minimum, int_floor_div, int_trunc_div, to_bits
 
 # --------------------------------------------------------------------------
 # constants
@@ -103,8 +103,8 @@ for _name, _fn in {
     "arith.mulf": np.multiply,
     "arith.divf": np.divide,
     "arith.remf": np.fmod,
-    "arith.maximumf": np.maximum,
-    "arith.minimumf": np.minimum,
+    "arith.maximumf": ieee_maximum,
+    "arith.minimumf": ieee_minimum,
     "arith.maxnumf": np.fmax,
     "arith.minnumf": np.fmin,
     "arith.negf": np.negative,

@@ -1,16 +1,23 @@
 """The ``dlvm`` dialect's ops, per the descriptions in DLVMOps.td.
 
-Semantic choices where the op descriptions leave room (kept in sync with the
-constant folders in dialect/lib/DLVMOps.cpp):
+The semantics are the ones the ODS descriptions state (docs/DLVMDialect.md,
+"Semantics decided" in docs/dialect-rationale.md); the constant folders
+(dialect/lib/DLVMOps.cpp) and dlvm-to-linalg compute the same values:
 
 - Integer ``div`` and ``trunc_div`` truncate toward zero, ``floor_div`` and
-  ``mod`` round toward -inf; an integer division (or ``mod``) by zero is an
-  error. Float ``floor_div``/``trunc_div`` are ``floor(x / y)``/``trunc(x / y)``
-  (the quotient rounded first), float ``mod`` is ``fmod`` moved to the sign of y.
-- Float ``min``/``max`` (and ``relu``, ``reduce max/min``) propagate NaN.
-- ``cast``: i1 is a signed 1-bit integer, so true casts to -1 / -1.0 (LLVM
-  sext/sitofp; the folder agrees); to i1 is ``x != 0``; float to integer
-  truncates toward zero.
+  ``mod`` round toward -inf. As in XLA, nothing is undefined: ``x / 0`` is -1
+  (all bits set), ``x mod 0`` is ``x``, ``MIN / -1`` wraps to MIN and
+  ``MIN mod -1`` is 0. Float ``floor_div``/``trunc_div`` are
+  ``floor(x / y)``/``trunc(x / y)`` (the quotient rounded first), float ``mod``
+  is ``fmod`` moved to the sign of y.
+- Float ``min``/``max`` (and ``relu``, ``reduce max/min``) are IEEE 754-2019
+  minimum/maximum: NaN propagates and -0.0 < +0.0.
+- i1 is a boolean ordered false < true (``cmp``, ``min``/``max`` = and/or,
+  ``relu`` = identity, reductions and scans max/min = or/and); arithmetic on
+  i1 is modulo 2.
+- ``cast``: from i1, true is 1 / 1.0; to i1 is ``x != 0`` (NaN is true);
+  float to integer truncates toward zero and saturates, NaN to 0; integer to a
+  narrower integer wraps.
 - ``reduce`` with ``init``: ``init (+) reduce(x)``; mean: ``mean(x) + init``.
 - ``reduce_window`` padding: low = ``total // 2`` for half (total = the padding
   the output size needs), ``window - 1`` for full, 0 for none; high = the rest.
@@ -59,8 +66,8 @@ def _neg(x):
 
 
 def _relu(x):
-    if x.dtype == np.bool_:  # max(x, 0) with true = -1
-        return np.zeros_like(x)
+    if x.dtype == np.bool_:  # max(x, false) with false < true
+        return x
     return np.maximum(x, x.dtype.type(0))
 
 
@@ -153,6 +160,30 @@ def int_mod(x, y):
     return np.mod(x, y)
 
 
+def xla_div(x, y, floor: bool = False):
+    """dlvm's integer division (XLA's): x / 0 = -1, MIN / -1 = MIN (wraps)."""
+    x, y = np.asarray(x), np.asarray(y)
+    zero, minus_one = y == 0, y == -1
+    safe = np.where(zero | minus_one, 1, y).astype(y.dtype)
+    q = np.floor_divide(x, safe)
+    if not floor:
+        q = q + ((x - q * safe != 0) & ((x < 0) != (safe < 0))).astype(q.dtype)
+    q = np.where(minus_one, np.negative(x), q)
+    return np.where(zero, -1, q).astype(q.dtype)
+
+
+def xla_floor_div(x, y):
+    return xla_div(x, y, floor=True)
+
+
+def xla_mod(x, y):
+    """dlvm's floored integer remainder: x mod 0 = x, x mod -1 = 0."""
+    x, y = np.asarray(x), np.asarray(y)
+    zero, minus_one = y == 0, y == -1
+    r = np.mod(x, np.where(zero | minus_one, 1, y).astype(y.dtype))
+    return np.where(zero, x, np.where(minus_one, 0, r)).astype(r.dtype)
+
+
 def _float_floor_div(x, y):
     return np.floor(x / y)
 
@@ -180,20 +211,47 @@ _BINARY = {
     "dlvm.add": (np.add, np.add),
     "dlvm.sub": (np.subtract, np.subtract),
     "dlvm.mul": (np.multiply, np.multiply),
-    "dlvm.div": (np.divide, int_trunc_div),
+    "dlvm.div": (np.divide, xla_div),
     "dlvm.pow": (np.power, _float_only("pow")),
-    "dlvm.min": (np.minimum, np.minimum),
-    "dlvm.max": (np.maximum, np.maximum),
-    "dlvm.mod": (np.mod, int_mod),
-    "dlvm.floor_div": (_float_floor_div, int_floor_div),
-    "dlvm.trunc_div": (_float_trunc_div, int_trunc_div),
+    "dlvm.mod": (np.mod, xla_mod),
+    "dlvm.floor_div": (_float_floor_div, xla_floor_div),
+    "dlvm.trunc_div": (_float_trunc_div, xla_div),
     "dlvm.and": (_int_only("and"), np.bitwise_and),
     "dlvm.or": (_int_only("or"), np.bitwise_or),
 }
 
 
-def _binary(float_fn, int_fn):
-    int_fn = int_semantics(int_fn)
+def ieee_maximum(x, y):
+    """np.maximum with IEEE 754-2019 signed zeros (+0.0 > -0.0), as arith.maximumf."""
+    r = np.maximum(x, y)
+    if r.dtype.kind == "f":
+        zeros = (x == 0) & (y == 0)
+        if np.any(zeros):
+            r = np.where(zeros, np.where(np.signbit(x), y, x), r)
+    return r
+
+
+def ieee_minimum(x, y):
+    """np.minimum with IEEE 754-2019 signed zeros (-0.0 < +0.0), as arith.minimumf."""
+    r = np.minimum(x, y)
+    if r.dtype.kind == "f":
+        zeros = (x == 0) & (y == 0)
+        if np.any(zeros):
+            r = np.where(zeros, np.where(np.signbit(x), x, y), r)
+    return r
+
+
+# Ordering ops: numpy orders booleans false < true (min is and, max is or) and
+# the integers signed, as dlvm does, so no i1 conversion.
+_ORDERING = {
+    "dlvm.min": (ieee_minimum, np.minimum),
+    "dlvm.max": (ieee_maximum, np.maximum),
+}
+
+
+def _binary(float_fn, int_fn, ordering=False):
+    if not ordering:
+        int_fn = int_semantics(int_fn)
 
     def handler(frame, node, args):
         x, y = args
@@ -206,12 +264,14 @@ def _binary(float_fn, int_fn):
 
 for _name, (_f, _i) in _BINARY.items():
     op(_name)(_binary(_f, _i))
+for _name, (_f, _i) in _ORDERING.items():
+    op(_name)(_binary(_f, _i, ordering=True))
 
 
 @op("dlvm.cmp")
 def _cmp(frame, node, args):
-    x, y = args
-    return _CMP[node.attr("predicate")](signed(x), signed(y))
+    x, y = args  # booleans compare false < true, integers signed
+    return _CMP[node.attr("predicate")](x, y)
 
 
 @op("dlvm.select")
@@ -313,7 +373,10 @@ def reduce_kernel(x, kind: int, axes: tuple):
         return np.prod(x, axis=axes, dtype=x.dtype)
     if kind in (MAX, MIN):
         fn = np.max if kind == MAX else np.min
-        return fn(x, axis=axes, initial=identity(kind, x.dtype))
+        r = fn(x, axis=axes, initial=identity(kind, x.dtype))
+        if x.dtype.kind == "f":  # a zero result: +0.0 > -0.0
+            return _signed_zero_extremum(r, x, kind, lambda z: np.any(z, axis=axes))
+        return r
     if kind == AND:
         return np.bitwise_and.reduce(x, axis=axes)
     if kind == OR:
@@ -325,6 +388,20 @@ def reduce_kernel(x, kind: int, axes: tuple):
     raise InterpreterError(f"unknown reduction kind {kind}")
 
 
+def _signed_zero_extremum(r, x, kind: int, seen):
+    """Fixes the sign of zero results ``r`` of a max/min over ``x``: +0.0 for max
+    if ``seen`` (any over the reduced elements) finds a +0.0, -0.0 for min if it
+    finds a -0.0."""
+    r = np.asarray(r)
+    if not np.any(r == 0):
+        return r
+    if kind == MAX:
+        found = seen((x == 0) & ~np.signbit(x))
+        return np.where(r == 0, np.where(found, x.dtype.type(0.0), x.dtype.type(-0.0)), r)
+    found = seen((x == 0) & np.signbit(x))
+    return np.where(r == 0, np.where(found, x.dtype.type(-0.0), x.dtype.type(0.0)), r)
+
+
 def combine(kind: int, a, b):
     """``a (+) b`` for the combinator ``kind`` (mean combines as add)."""
     if kind in (ADD, MEAN):
@@ -332,9 +409,9 @@ def combine(kind: int, a, b):
     if kind == MUL:
         return a * b
     if kind == MAX:
-        return np.maximum(a, b)
+        return ieee_maximum(a, b)
     if kind == MIN:
-        return np.minimum(a, b)
+        return ieee_minimum(a, b)
     if kind == AND:
         return np.bitwise_and(a, b)
     if kind == OR:
@@ -349,12 +426,20 @@ def _check_kind(kind, x, allow_mean=True):
         raise InterpreterError("'mean' needs float elements here")
 
 
+def _bool_kind(kind, x):
+    """On i1 (false < true) max is or and min is and."""
+    if x.dtype == np.bool_:
+        return {MAX: OR, MIN: AND}.get(kind, kind)
+    return kind
+
+
 @op("dlvm.reduce")
 def _reduce(frame, node, args):
     kind = node.attr("kind")
     axes = tuple(node.attr("dims"))
     x = args[0]
     _check_kind(kind, x)
+    kind = _bool_kind(kind, x)
 
     def kernel(x, *init):
         r = reduce_kernel(x, kind, axes)
@@ -368,10 +453,11 @@ def scan_kernel(x, kind: int, axis: int):
         return np.cumsum(x, axis=axis, dtype=x.dtype)
     if kind == MUL:
         return np.cumprod(x, axis=axis, dtype=x.dtype)
-    if kind == MAX:
-        return np.maximum.accumulate(x, axis=axis)
-    if kind == MIN:
-        return np.minimum.accumulate(x, axis=axis)
+    if kind in (MAX, MIN):
+        r = (np.maximum if kind == MAX else np.minimum).accumulate(x, axis=axis)
+        if x.dtype.kind == "f":  # a zero result: +0.0 > -0.0
+            return _signed_zero_extremum(r, x, kind, lambda z: np.logical_or.accumulate(z, axis=axis))
+        return r
     if kind == AND:
         return np.bitwise_and.accumulate(x, axis=axis)
     if kind == OR:
@@ -384,6 +470,7 @@ def _scan(frame, node, args):
     kind = node.attr("kind")
     x = args[0]
     _check_kind(kind, x, allow_mean=False)
+    kind = _bool_kind(kind, x)
     return int_semantics(lambda v: scan_kernel(v, kind, node.attr("dim")))(x)
 
 
@@ -430,6 +517,7 @@ def _reduce_window(frame, node, args):
     kind = node.attr("kind")
     x = args[0]
     _check_kind(kind, x)
+    kind = _bool_kind(kind, x)
     return int_semantics(
         lambda v: reduce_window(v, kind, node.attr("window"), node.attr("strides"), node.attr("padding"))
     )(x)
@@ -537,11 +625,18 @@ def cast_array(x, src, dst):
     if dst.bf16 and x.dtype == np.float64:
         return round_bf16_from_f64(x)
     if src.is_float and not dst.is_float:
-        t = np.trunc(x)
-        if dst.wrap:
-            return t.astype(np.int64)
-        return t.astype(dst.dtype)
+        return saturating_float_to_int(x, dst.width).astype(np.int64 if dst.wrap else dst.dtype)
     return signed(x).astype(dst.dtype)
+
+
+def saturating_float_to_int(x, width: int) -> np.ndarray:
+    """trunc(x) clamped to the signed ``width``-bit range, NaN to 0, as int64."""
+    t = np.trunc(np.asarray(x, dtype=np.float64))  # exact for every float type
+    bound = float(2 ** (width - 1))  # exact; the range is [-bound, bound - 1]
+    high, low, nan = t >= bound, t <= -bound, np.isnan(t)
+    inside = np.where(high | low | nan, 0.0, t).astype(np.int64)
+    r = np.where(high, np.int64(2 ** (width - 1) - 1), inside)
+    return np.where(low, np.int64(-(2 ** (width - 1))), r)
 
 
 @op("dlvm.cast")

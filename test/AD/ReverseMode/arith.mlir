@@ -65,17 +65,26 @@ func.func private @divf_grad(f32, f32, f32) -> (f32, f32)
 
 // -----
 
-// arith.maximumf: dx = g where x >= y, dy = g where x < y
+// arith.maximumf (as dlvm.max, JAX's rule): dx = select(x == z, select(y == z, g / 2, g), 0),
+// dy likewise
 // CHECK-LABEL: func.func @maximumf_grad(
 // CHECK-SAME:    %[[ARG0:.*]]: f32, %[[ARG1:.*]]: f32, %[[ARG2:.*]]: f32) -> (f32, f32)
-// CHECK:      %[[V0:.*]] = arith.maximumf %[[ARG0]], %[[ARG1]] : f32
-// CHECK:      %[[V1:.*]] = arith.cmpf oge, %[[ARG0]], %[[ARG1]] : f32
-// CHECK:      %[[CST:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK:      %[[V2:.*]] = arith.select %[[V1]], %[[ARG2]], %[[CST]] : f32
-// CHECK:      %[[V3:.*]] = arith.cmpf oge, %[[ARG0]], %[[ARG1]] : f32
-// CHECK:      %[[CST_0:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK:      %[[V4:.*]] = arith.select %[[V3]], %[[CST_0]], %[[ARG2]] : f32
-// CHECK:      return %[[V2]], %[[V4]] : f32, f32
+// CHECK:      %[[Z:.*]] = arith.maximumf %[[ARG0]], %[[ARG1]] : f32
+// CHECK:      %[[XZ:.*]] = arith.cmpf oeq, %[[ARG0]], %[[Z]] : f32
+// CHECK:      %[[YZ:.*]] = arith.cmpf oeq, %[[ARG1]], %[[Z]] : f32
+// CHECK:      %[[H:.*]] = arith.constant 5.000000e-01 : f32
+// CHECK:      %[[HG:.*]] = arith.mulf %[[ARG2]], %[[H]] : f32
+// CHECK:      %[[T:.*]] = arith.select %[[YZ]], %[[HG]], %[[ARG2]] : f32
+// CHECK:      %[[C0:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:      %[[DX:.*]] = arith.select %[[XZ]], %[[T]], %[[C0]] : f32
+// CHECK:      %[[YZ2:.*]] = arith.cmpf oeq, %[[ARG1]], %[[Z]] : f32
+// CHECK:      %[[XZ2:.*]] = arith.cmpf oeq, %[[ARG0]], %[[Z]] : f32
+// CHECK:      %[[H2:.*]] = arith.constant 5.000000e-01 : f32
+// CHECK:      %[[HG2:.*]] = arith.mulf %[[ARG2]], %[[H2]] : f32
+// CHECK:      %[[T2:.*]] = arith.select %[[XZ2]], %[[HG2]], %[[ARG2]] : f32
+// CHECK:      %[[C1:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:      %[[DY:.*]] = arith.select %[[YZ2]], %[[T2]], %[[C1]] : f32
+// CHECK:      return %[[DX]], %[[DY]] : f32, f32
 func.func @maximumf(%x: f32, %y: f32) -> f32 {
   %z = arith.maximumf %x, %y : f32
   return %z : f32
@@ -85,17 +94,26 @@ func.func private @maximumf_grad(f32, f32, f32) -> (f32, f32)
 
 // -----
 
-// arith.minimumf: dx = g where x <= y, dy = g where x > y
+// arith.minimumf (as dlvm.min, JAX's rule): dx = select(x == z, select(y == z, g / 2, g), 0),
+// dy likewise
 // CHECK-LABEL: func.func @minimumf_grad(
 // CHECK-SAME:    %[[ARG0:.*]]: f32, %[[ARG1:.*]]: f32, %[[ARG2:.*]]: f32) -> (f32, f32)
-// CHECK:      %[[V0:.*]] = arith.minimumf %[[ARG0]], %[[ARG1]] : f32
-// CHECK:      %[[V1:.*]] = arith.cmpf ole, %[[ARG0]], %[[ARG1]] : f32
-// CHECK:      %[[CST:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK:      %[[V2:.*]] = arith.select %[[V1]], %[[ARG2]], %[[CST]] : f32
-// CHECK:      %[[V3:.*]] = arith.cmpf ole, %[[ARG0]], %[[ARG1]] : f32
-// CHECK:      %[[CST_0:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK:      %[[V4:.*]] = arith.select %[[V3]], %[[CST_0]], %[[ARG2]] : f32
-// CHECK:      return %[[V2]], %[[V4]] : f32, f32
+// CHECK:      %[[Z:.*]] = arith.minimumf %[[ARG0]], %[[ARG1]] : f32
+// CHECK:      %[[XZ:.*]] = arith.cmpf oeq, %[[ARG0]], %[[Z]] : f32
+// CHECK:      %[[YZ:.*]] = arith.cmpf oeq, %[[ARG1]], %[[Z]] : f32
+// CHECK:      %[[H:.*]] = arith.constant 5.000000e-01 : f32
+// CHECK:      %[[HG:.*]] = arith.mulf %[[ARG2]], %[[H]] : f32
+// CHECK:      %[[T:.*]] = arith.select %[[YZ]], %[[HG]], %[[ARG2]] : f32
+// CHECK:      %[[C0:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:      %[[DX:.*]] = arith.select %[[XZ]], %[[T]], %[[C0]] : f32
+// CHECK:      %[[YZ2:.*]] = arith.cmpf oeq, %[[ARG1]], %[[Z]] : f32
+// CHECK:      %[[XZ2:.*]] = arith.cmpf oeq, %[[ARG0]], %[[Z]] : f32
+// CHECK:      %[[H2:.*]] = arith.constant 5.000000e-01 : f32
+// CHECK:      %[[HG2:.*]] = arith.mulf %[[ARG2]], %[[H2]] : f32
+// CHECK:      %[[T2:.*]] = arith.select %[[XZ2]], %[[HG2]], %[[ARG2]] : f32
+// CHECK:      %[[C1:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:      %[[DY:.*]] = arith.select %[[YZ2]], %[[T2]], %[[C1]] : f32
+// CHECK:      return %[[DX]], %[[DY]] : f32, f32
 func.func @minimumf(%x: f32, %y: f32) -> f32 {
   %z = arith.minimumf %x, %y : f32
   return %z : f32

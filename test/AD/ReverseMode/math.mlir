@@ -138,21 +138,15 @@ func.func private @erf_grad(f32, f32) -> f32
 
 // -----
 
-// math.absf: dx = g * sign(x) (sign from two selects)
+// math.absf (as dlvm.abs, JAX's choice at 0): dx = g where x >= 0, else -g
 // CHECK-LABEL: func.func @absf_grad(
 // CHECK-SAME:    %[[ARG0:.*]]: f32, %[[ARG1:.*]]: f32) -> f32
 // CHECK:      %[[V0:.*]] = math.absf %[[ARG0]] : f32
 // CHECK:      %[[CST:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK:      %[[V1:.*]] = arith.cmpf ogt, %[[ARG0]], %[[CST]] : f32
-// CHECK:      %[[CST_0:.*]] = arith.constant 1.000000e+00 : f32
-// CHECK:      %[[CST_1:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK:      %[[V2:.*]] = arith.select %[[V1]], %[[CST_0]], %[[CST_1]] : f32
-// CHECK:      %[[CST_2:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK:      %[[V3:.*]] = arith.cmpf olt, %[[ARG0]], %[[CST_2]] : f32
-// CHECK:      %[[CST_3:.*]] = arith.constant -1.000000e+00 : f32
-// CHECK:      %[[V4:.*]] = arith.select %[[V3]], %[[CST_3]], %[[V2]] : f32
-// CHECK:      %[[V5:.*]] = arith.mulf %[[ARG1]], %[[V4]] : f32
-// CHECK:      return %[[V5]] : f32
+// CHECK:      %[[V1:.*]] = arith.cmpf oge, %[[ARG0]], %[[CST]] : f32
+// CHECK:      %[[V2:.*]] = arith.negf %[[ARG1]] : f32
+// CHECK:      %[[V3:.*]] = arith.select %[[V1]], %[[ARG1]], %[[V2]] : f32
+// CHECK:      return %[[V3]] : f32
 func.func @absf(%x: f32) -> f32 {
   %z = math.absf %x : f32
   return %z : f32

@@ -3,19 +3,29 @@
 // Reverse mode of dlvm.max with broadcasting: the adjoint of the broadcast operand
 // is summed over the broadcast dimension, then reshaped (sum_to).
 
-// dx = g where x >= y, dy = sum_to(g where x < y): ties go to the left operand
+// JAX's rule: an operand equal to the result z gets g, half of it at a tie
+// (both equal z), none where it differs (also where z is NaN):
+// dx = select(x == z, select(y == z, g * 0.5, g), 0), dy likewise then sum_to.
 // CHECK-LABEL: func.func @max_grad(
 // CHECK-SAME:    %[[ARG0:.*]]: tensor<2x3xf32>, %[[ARG1:.*]]: tensor<1x3xf32>, %[[ARG2:.*]]: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<1x3xf32>)
-// CHECK:      %[[V0:.*]] = dlvm.max %[[ARG0]], %[[ARG1]] : tensor<2x3xf32>, tensor<1x3xf32>
-// CHECK:      %[[V1:.*]] = dlvm.cmp ge, %[[ARG0]], %[[ARG1]] : tensor<2x3xf32>, tensor<1x3xf32>
-// CHECK:      %[[V2:.*]] = dlvm.constant dense<0.000000e+00> : tensor<f32>
-// CHECK:      %[[V3:.*]] = dlvm.select %[[V1]], %[[ARG2]], %[[V2]] : tensor<2x3xi1>, tensor<2x3xf32>, tensor<f32>
-// CHECK:      %[[V4:.*]] = dlvm.cmp ge, %[[ARG0]], %[[ARG1]] : tensor<2x3xf32>, tensor<1x3xf32>
-// CHECK:      %[[V5:.*]] = dlvm.constant dense<0.000000e+00> : tensor<f32>
-// CHECK:      %[[V6:.*]] = dlvm.select %[[V4]], %[[V5]], %[[ARG2]] : tensor<2x3xi1>, tensor<f32>, tensor<2x3xf32>
-// CHECK:      %[[V7:.*]] = dlvm.reduce add %[[V6]] dims [0] : tensor<2x3xf32>
-// CHECK:      %[[V8:.*]] = dlvm.reshape %[[V7]] to [1, 3] : tensor<3xf32>
-// CHECK:      return %[[V3]], %[[V8]] : tensor<2x3xf32>, tensor<1x3xf32>
+// CHECK:      %[[Z:.*]] = dlvm.max %[[ARG0]], %[[ARG1]] : tensor<2x3xf32>, tensor<1x3xf32>
+// CHECK:      %[[XZ:.*]] = dlvm.cmp eq, %[[ARG0]], %[[Z]] : tensor<2x3xf32>, tensor<2x3xf32>
+// CHECK:      %[[YZ:.*]] = dlvm.cmp eq, %[[ARG1]], %[[Z]] : tensor<1x3xf32>, tensor<2x3xf32>
+// CHECK:      %[[H:.*]] = dlvm.constant dense<5.000000e-01> : tensor<f32>
+// CHECK:      %[[HG:.*]] = dlvm.mul %[[ARG2]], %[[H]] : tensor<2x3xf32>, tensor<f32>
+// CHECK:      %[[T:.*]] = dlvm.select %[[YZ]], %[[HG]], %[[ARG2]] : tensor<2x3xi1>, tensor<2x3xf32>, tensor<2x3xf32>
+// CHECK:      %[[C0:.*]] = dlvm.constant dense<0.000000e+00> : tensor<f32>
+// CHECK:      %[[DX:.*]] = dlvm.select %[[XZ]], %[[T]], %[[C0]] : tensor<2x3xi1>, tensor<2x3xf32>, tensor<f32>
+// CHECK:      %[[YZ2:.*]] = dlvm.cmp eq, %[[ARG1]], %[[Z]] : tensor<1x3xf32>, tensor<2x3xf32>
+// CHECK:      %[[XZ2:.*]] = dlvm.cmp eq, %[[ARG0]], %[[Z]] : tensor<2x3xf32>, tensor<2x3xf32>
+// CHECK:      %[[H2:.*]] = dlvm.constant dense<5.000000e-01> : tensor<f32>
+// CHECK:      %[[HG2:.*]] = dlvm.mul %[[ARG2]], %[[H2]] : tensor<2x3xf32>, tensor<f32>
+// CHECK:      %[[T2:.*]] = dlvm.select %[[XZ2]], %[[HG2]], %[[ARG2]] : tensor<2x3xi1>, tensor<2x3xf32>, tensor<2x3xf32>
+// CHECK:      %[[C1:.*]] = dlvm.constant dense<0.000000e+00> : tensor<f32>
+// CHECK:      %[[DY:.*]] = dlvm.select %[[YZ2]], %[[T2]], %[[C1]] : tensor<2x3xi1>, tensor<2x3xf32>, tensor<f32>
+// CHECK:      %[[S:.*]] = dlvm.reduce add %[[DY]] dims [0] : tensor<2x3xf32>
+// CHECK:      %[[R:.*]] = dlvm.reshape %[[S]] to [1, 3] : tensor<3xf32>
+// CHECK:      return %[[DX]], %[[R]] : tensor<2x3xf32>, tensor<1x3xf32>
 func.func @max(%x: tensor<2x3xf32>, %y: tensor<1x3xf32>) -> tensor<2x3xf32> {
   %z = dlvm.max %x, %y : tensor<2x3xf32>, tensor<1x3xf32>
   return %z : tensor<2x3xf32>

@@ -51,57 +51,47 @@ func.func private @avg_pool_grad(tensor<3xf32>, tensor<2xf32>) -> tensor<3xf32>
 
 // -----
 
-// max: the padded input (identity -inf) compared with the output per offset; ties share g
+// max: the padded input (identity -inf) compared with the output per offset; as JAX
+// (select_and_scatter), g goes to the first offset (row-major) equal to the output:
+// w_o = hit_o * (1 - taken), taken += w_o.
 // CHECK-LABEL: func.func @max_pool_grad(
 // CHECK-SAME:    %[[ARG0:.*]]: tensor<1x1x4x4xf32>, %[[ARG1:.*]]: tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32>
-// CHECK:      %[[V0:.*]] = dlvm.reduce_window max %[[ARG0]] window [1, 1, 2, 2] strides [1, 1, 2, 2] padding none : tensor<1x1x4x4xf32>
-// CHECK:      %[[V1:.*]] = dlvm.constant dense<0xFF800000> : tensor<1x1x4x4xf32>
-// CHECK:      %[[INSERTED_SLICE:.*]] = tensor.insert_slice %[[ARG0]] into %[[V1]][0, 0, 0, 0] [1, 1, 4, 4] [1, 1, 1, 1] : tensor<1x1x4x4xf32> into tensor<1x1x4x4xf32>
-// CHECK:      %[[V2:.*]] = dlvm.slice %[[INSERTED_SLICE]] offsets [0, 0, 0, 0] sizes [1, 1, 2, 2] strides [1, 1, 2, 2] : tensor<1x1x4x4xf32>
-// CHECK:      %[[V3:.*]] = dlvm.slice %[[INSERTED_SLICE]] offsets [0, 0, 0, 1] sizes [1, 1, 2, 2] strides [1, 1, 2, 2] : tensor<1x1x4x4xf32>
-// CHECK:      %[[V4:.*]] = dlvm.slice %[[INSERTED_SLICE]] offsets [0, 0, 1, 0] sizes [1, 1, 2, 2] strides [1, 1, 2, 2] : tensor<1x1x4x4xf32>
-// CHECK:      %[[V5:.*]] = dlvm.slice %[[INSERTED_SLICE]] offsets [0, 0, 1, 1] sizes [1, 1, 2, 2] strides [1, 1, 2, 2] : tensor<1x1x4x4xf32>
-// CHECK:      %[[V6:.*]] = dlvm.cmp eq, %[[V2]], %[[V0]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
-// CHECK:      %[[V7:.*]] = dlvm.constant dense<1.000000e+00> : tensor<f32>
-// CHECK:      %[[V8:.*]] = dlvm.constant dense<0.000000e+00> : tensor<f32>
-// CHECK:      %[[V9:.*]] = dlvm.select %[[V6]], %[[V7]], %[[V8]] : tensor<1x1x2x2xi1>, tensor<f32>, tensor<f32>
-// CHECK:      %[[V10:.*]] = dlvm.cmp eq, %[[V3]], %[[V0]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
-// CHECK:      %[[V11:.*]] = dlvm.constant dense<1.000000e+00> : tensor<f32>
-// CHECK:      %[[V12:.*]] = dlvm.constant dense<0.000000e+00> : tensor<f32>
-// CHECK:      %[[V13:.*]] = dlvm.select %[[V10]], %[[V11]], %[[V12]] : tensor<1x1x2x2xi1>, tensor<f32>, tensor<f32>
-// CHECK:      %[[V14:.*]] = dlvm.cmp eq, %[[V4]], %[[V0]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
-// CHECK:      %[[V15:.*]] = dlvm.constant dense<1.000000e+00> : tensor<f32>
-// CHECK:      %[[V16:.*]] = dlvm.constant dense<0.000000e+00> : tensor<f32>
-// CHECK:      %[[V17:.*]] = dlvm.select %[[V14]], %[[V15]], %[[V16]] : tensor<1x1x2x2xi1>, tensor<f32>, tensor<f32>
-// CHECK:      %[[V18:.*]] = dlvm.cmp eq, %[[V5]], %[[V0]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
-// CHECK:      %[[V19:.*]] = dlvm.constant dense<1.000000e+00> : tensor<f32>
-// CHECK:      %[[V20:.*]] = dlvm.constant dense<0.000000e+00> : tensor<f32>
-// CHECK:      %[[V21:.*]] = dlvm.select %[[V18]], %[[V19]], %[[V20]] : tensor<1x1x2x2xi1>, tensor<f32>, tensor<f32>
-// CHECK:      %[[V22:.*]] = dlvm.add %[[V9]], %[[V13]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
-// CHECK:      %[[V23:.*]] = dlvm.add %[[V22]], %[[V17]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
-// CHECK:      %[[V24:.*]] = dlvm.add %[[V23]], %[[V21]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
-// CHECK:      %[[V25:.*]] = dlvm.constant dense<1.000000e+00> : tensor<f32>
-// CHECK:      %[[V26:.*]] = dlvm.div %[[V25]], %[[V24]] : tensor<f32>, tensor<1x1x2x2xf32>
-// CHECK:      %[[V27:.*]] = dlvm.mul %[[V9]], %[[V26]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
-// CHECK:      %[[V28:.*]] = dlvm.mul %[[V13]], %[[V26]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
-// CHECK:      %[[V29:.*]] = dlvm.mul %[[V17]], %[[V26]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
-// CHECK:      %[[V30:.*]] = dlvm.mul %[[V21]], %[[V26]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
-// CHECK:      %[[V31:.*]] = dlvm.mul %[[ARG1]], %[[V27]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
-// CHECK:      %[[V32:.*]] = dlvm.constant dense<0.000000e+00> : tensor<1x1x4x4xf32>
-// CHECK:      %[[INSERTED_SLICE_0:.*]] = tensor.insert_slice %[[V31]] into %[[V32]][0, 0, 0, 0] [1, 1, 2, 2] [1, 1, 2, 2] : tensor<1x1x2x2xf32> into tensor<1x1x4x4xf32>
-// CHECK:      %[[V33:.*]] = dlvm.mul %[[ARG1]], %[[V28]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
-// CHECK:      %[[V34:.*]] = dlvm.constant dense<0.000000e+00> : tensor<1x1x4x4xf32>
-// CHECK:      %[[INSERTED_SLICE_1:.*]] = tensor.insert_slice %[[V33]] into %[[V34]][0, 0, 0, 1] [1, 1, 2, 2] [1, 1, 2, 2] : tensor<1x1x2x2xf32> into tensor<1x1x4x4xf32>
-// CHECK:      %[[V35:.*]] = dlvm.mul %[[ARG1]], %[[V29]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
-// CHECK:      %[[V36:.*]] = dlvm.constant dense<0.000000e+00> : tensor<1x1x4x4xf32>
-// CHECK:      %[[INSERTED_SLICE_2:.*]] = tensor.insert_slice %[[V35]] into %[[V36]][0, 0, 1, 0] [1, 1, 2, 2] [1, 1, 2, 2] : tensor<1x1x2x2xf32> into tensor<1x1x4x4xf32>
-// CHECK:      %[[V37:.*]] = dlvm.mul %[[ARG1]], %[[V30]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
-// CHECK:      %[[V38:.*]] = dlvm.constant dense<0.000000e+00> : tensor<1x1x4x4xf32>
-// CHECK:      %[[INSERTED_SLICE_3:.*]] = tensor.insert_slice %[[V37]] into %[[V38]][0, 0, 1, 1] [1, 1, 2, 2] [1, 1, 2, 2] : tensor<1x1x2x2xf32> into tensor<1x1x4x4xf32>
-// CHECK:      %[[V39:.*]] = dlvm.add %[[INSERTED_SLICE_0]], %[[INSERTED_SLICE_1]] : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
-// CHECK:      %[[V40:.*]] = dlvm.add %[[V39]], %[[INSERTED_SLICE_2]] : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
-// CHECK:      %[[V41:.*]] = dlvm.add %[[V40]], %[[INSERTED_SLICE_3]] : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
-// CHECK:      return %[[V41]] : tensor<1x1x4x4xf32>
+// CHECK:      %[[Y:.*]] = dlvm.reduce_window max %[[ARG0]] window [1, 1, 2, 2] strides [1, 1, 2, 2] padding none : tensor<1x1x4x4xf32>
+// CHECK:      %[[NEGINF:.*]] = dlvm.constant dense<0xFF800000> : tensor<1x1x4x4xf32>
+// CHECK:      %[[P:.*]] = tensor.insert_slice %[[ARG0]] into %[[NEGINF]][0, 0, 0, 0] [1, 1, 4, 4] [1, 1, 1, 1] : tensor<1x1x4x4xf32> into tensor<1x1x4x4xf32>
+// CHECK:      %[[X0:.*]] = dlvm.slice %[[P]] offsets [0, 0, 0, 0] sizes [1, 1, 2, 2] strides [1, 1, 2, 2] : tensor<1x1x4x4xf32>
+// CHECK:      %[[X1:.*]] = dlvm.slice %[[P]] offsets [0, 0, 0, 1] sizes [1, 1, 2, 2] strides [1, 1, 2, 2] : tensor<1x1x4x4xf32>
+// CHECK:      %[[X2:.*]] = dlvm.slice %[[P]] offsets [0, 0, 1, 0] sizes [1, 1, 2, 2] strides [1, 1, 2, 2] : tensor<1x1x4x4xf32>
+// CHECK:      %[[X3:.*]] = dlvm.slice %[[P]] offsets [0, 0, 1, 1] sizes [1, 1, 2, 2] strides [1, 1, 2, 2] : tensor<1x1x4x4xf32>
+// CHECK:      %[[E0:.*]] = dlvm.cmp eq, %[[X0]], %[[Y]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
+// CHECK:      %[[W0:.*]] = dlvm.select %[[E0]], %{{.*}}, %{{.*}} : tensor<1x1x2x2xi1>, tensor<f32>, tensor<f32>
+// CHECK:      %[[E1:.*]] = dlvm.cmp eq, %[[X1]], %[[Y]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
+// CHECK:      %[[H1:.*]] = dlvm.select %[[E1]], %{{.*}}, %{{.*}} : tensor<1x1x2x2xi1>, tensor<f32>, tensor<f32>
+// CHECK:      %[[N1:.*]] = dlvm.sub %{{.*}}, %[[W0]] : tensor<f32>, tensor<1x1x2x2xf32>
+// CHECK:      %[[W1:.*]] = dlvm.mul %[[H1]], %[[N1]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
+// CHECK:      %[[T1:.*]] = dlvm.add %[[W0]], %[[W1]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
+// CHECK:      %[[E2:.*]] = dlvm.cmp eq, %[[X2]], %[[Y]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
+// CHECK:      %[[H2:.*]] = dlvm.select %[[E2]], %{{.*}}, %{{.*}} : tensor<1x1x2x2xi1>, tensor<f32>, tensor<f32>
+// CHECK:      %[[N2:.*]] = dlvm.sub %{{.*}}, %[[T1]] : tensor<f32>, tensor<1x1x2x2xf32>
+// CHECK:      %[[W2:.*]] = dlvm.mul %[[H2]], %[[N2]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
+// CHECK:      %[[T2:.*]] = dlvm.add %[[T1]], %[[W2]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
+// CHECK:      %[[E3:.*]] = dlvm.cmp eq, %[[X3]], %[[Y]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
+// CHECK:      %[[H3:.*]] = dlvm.select %[[E3]], %{{.*}}, %{{.*}} : tensor<1x1x2x2xi1>, tensor<f32>, tensor<f32>
+// CHECK:      %[[N3:.*]] = dlvm.sub %{{.*}}, %[[T2]] : tensor<f32>, tensor<1x1x2x2xf32>
+// CHECK:      %[[W3:.*]] = dlvm.mul %[[H3]], %[[N3]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
+// CHECK-NOT:  dlvm.add %[[T2]]
+// CHECK:      %[[G0:.*]] = dlvm.mul %[[ARG1]], %[[W0]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
+// CHECK:      %[[S0:.*]] = tensor.insert_slice %[[G0]] into %{{.*}}[0, 0, 0, 0] [1, 1, 2, 2] [1, 1, 2, 2] : tensor<1x1x2x2xf32> into tensor<1x1x4x4xf32>
+// CHECK:      %[[G1:.*]] = dlvm.mul %[[ARG1]], %[[W1]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
+// CHECK:      %[[S1:.*]] = tensor.insert_slice %[[G1]] into %{{.*}}[0, 0, 0, 1] [1, 1, 2, 2] [1, 1, 2, 2] : tensor<1x1x2x2xf32> into tensor<1x1x4x4xf32>
+// CHECK:      %[[G2:.*]] = dlvm.mul %[[ARG1]], %[[W2]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
+// CHECK:      %[[S2:.*]] = tensor.insert_slice %[[G2]] into %{{.*}}[0, 0, 1, 0] [1, 1, 2, 2] [1, 1, 2, 2] : tensor<1x1x2x2xf32> into tensor<1x1x4x4xf32>
+// CHECK:      %[[G3:.*]] = dlvm.mul %[[ARG1]], %[[W3]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
+// CHECK:      %[[S3:.*]] = tensor.insert_slice %[[G3]] into %{{.*}}[0, 0, 1, 1] [1, 1, 2, 2] [1, 1, 2, 2] : tensor<1x1x2x2xf32> into tensor<1x1x4x4xf32>
+// CHECK:      %[[A0:.*]] = dlvm.add %[[S0]], %[[S1]] : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+// CHECK:      %[[A1:.*]] = dlvm.add %[[A0]], %[[S2]] : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+// CHECK:      %[[A2:.*]] = dlvm.add %[[A1]], %[[S3]] : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+// CHECK:      return %[[A2]] : tensor<1x1x4x4xf32>
 func.func @max_pool(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> {
   %y = dlvm.reduce_window max %x window [1, 1, 2, 2] strides [1, 1, 2, 2] padding none : tensor<1x1x4x4xf32>
   return %y : tensor<1x1x2x2xf32>

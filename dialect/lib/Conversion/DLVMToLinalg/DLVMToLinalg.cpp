@@ -12,10 +12,16 @@
 //   reads index 0, a rank-0 operand has the empty map.
 // - Float semantics follow IEEE with NaN propagation (min/max use
 //   arith.minimumf/maximumf). Integers are signed, except i1 which is treated
-//   as a boolean (false < true; max/min are or/and; it converts to 0/1).
-// - Integer division never traps: x / 0 is 0 and MIN / -1 wraps to MIN. Plain
-//   arith.divsi is undefined for those inputs and raises SIGFPE on x86, which
-//   would kill the host (Python) process.
+//   as a boolean (false < true in cmp, min, max, reductions; max/min are
+//   or/and; it converts to 0/1).
+// - Integer division never traps and follows XLA: x / 0 is -1 (all bits set),
+//   x mod 0 is x, MIN / -1 wraps to MIN and MIN mod -1 is 0. Plain arith.divsi
+//   is undefined for those inputs and raises SIGFPE on x86, which would kill
+//   the host (Python) process.
+// - Float to integer casts saturate to the integer range and map NaN to 0
+//   (XLA's convert); arith.fptosi alone is poison out of range.
+// The same semantics are in the folders (DLVMOps.cpp), the interpreter and
+// the ODS descriptions.
 //
 //===----------------------------------------------------------------------===//
 
@@ -247,9 +253,40 @@ Value reshapeTo(OpBuilder &b, Location loc, Value v,
 bool isFloat(Value v) { return isa<FloatType>(v.getType()); }
 bool isBool(Value v) { return v.getType().isInteger(1); }
 
+/// fptosi with XLA's (and llvm.fptosi.sat's) semantics: truncation toward
+/// zero, saturated to [MIN, MAX] of `to`, NaN to 0. arith.fptosi is poison for
+/// those inputs; selecting over it is well defined (select does not
+/// propagate poison from the unselected operand). The bounds +-2^(w-1) are
+/// powers of two, exact in every float type or rounded to +-inf, so `x >=
+/// 2^(w-1)` and `x <= -2^(w-1)` are exactly the out-of-range inputs.
+Value saturatingFPToSI(OpBuilder &b, Location loc, Value v, IntegerType to) {
+  auto from = cast<FloatType>(v.getType());
+  unsigned w = to.getWidth();
+  APFloat bound = llvm::scalbn(APFloat::getOne(from.getFloatSemantics()),
+                               static_cast<int>(w) - 1,
+                               APFloat::rmNearestTiesToEven);
+  Value hi = arith::ConstantOp::create(b, loc, b.getFloatAttr(from, bound));
+  Value lo = arith::ConstantOp::create(b, loc, b.getFloatAttr(from, -bound));
+  Value r = arith::FPToSIOp::create(b, loc, to, v);
+  auto cmp = [&](arith::CmpFPredicate p, Value x, Value y) {
+    return arith::CmpFOp::create(b, loc, p, x, y);
+  };
+  auto intAttr = [&](const APInt &i) {
+    return arith::ConstantOp::create(b, loc, IntegerAttr::get(to, i));
+  };
+  r = arith::SelectOp::create(b, loc, cmp(arith::CmpFPredicate::OGE, v, hi),
+                              intAttr(APInt::getSignedMaxValue(w)), r);
+  r = arith::SelectOp::create(b, loc, cmp(arith::CmpFPredicate::OLE, v, lo),
+                              intAttr(APInt::getSignedMinValue(w)), r);
+  return arith::SelectOp::create(b, loc, cmp(arith::CmpFPredicate::UNO, v, v),
+                                 intAttr(APInt::getZero(w)), r);
+}
+
 /// Converts a scalar between element types with dlvm.cast's semantics.
 /// i1 is a boolean: it converts to 0/1 (unsigned), and conversion to i1 is a
-/// comparison with zero (NaN converts to true, as in C).
+/// comparison with zero (NaN converts to true, as in C). Float to integer
+/// truncates toward zero, saturating (NaN gives 0); integer to a narrower
+/// integer wraps.
 Value convertScalar(OpBuilder &b, Location loc, Value v, Type to) {
   Type from = v.getType();
   if (from == to)
@@ -269,7 +306,7 @@ Value convertScalar(OpBuilder &b, Location loc, Value v, Type to) {
     if (to.isInteger(1))
       return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, v,
                                    zeroConst(b, loc, from));
-    return arith::FPToSIOp::create(b, loc, to, v);
+    return saturatingFPToSI(b, loc, v, cast<IntegerType>(to));
   }
   if (from.isInteger(1)) {
     if (toF)
@@ -474,8 +511,9 @@ enum class DivKind { True, Trunc, Floor, Mod };
 
 /// Division family. Floats: x / y, trunc(x / y), floor(x / y), and the floored
 /// remainder fmod(x, y) (+ y when the signs differ). Integers: signed, never
-/// trapping (x / 0 == 0, x mod 0 == 0, MIN / -1 == MIN). i1: division is
-/// `and` (1/1 = 1, x/0 = 0), the remainder is 0.
+/// trapping, as XLA (x / 0 == -1, x mod 0 == x, MIN / -1 == MIN,
+/// MIN mod -1 == 0). i1 (one bit, where true is both 1 and -1): x / y is
+/// `x | !y` (x / true == x, x / false == true), x mod y is `x & !y`.
 Value emitDivision(OpBuilder &b, Location loc, DivKind kind, Value x, Value y) {
   if (isFloat(x)) {
     if (kind == DivKind::Mod) {
@@ -491,16 +529,19 @@ Value emitDivision(OpBuilder &b, Location loc, DivKind kind, Value x, Value y) {
       return math::FloorOp::create(b, loc, q);
     return q;
   }
-  if (isBool(x))
-    return kind == DivKind::Mod ? zeroConst(b, loc, x.getType())
-                                : Value(arith::AndIOp::create(b, loc, x, y));
+  if (isBool(x)) {
+    Value notY = arith::XOrIOp::create(b, loc, y, intConst(b, loc, y.getType(), 1));
+    return kind == DivKind::Mod ? Value(arith::AndIOp::create(b, loc, x, notY))
+                                : Value(arith::OrIOp::create(b, loc, x, notY));
+  }
   auto [safe, isZero] = safeDivisor(b, loc, x, y);
   if (kind == DivKind::Mod) {
-    // x mod 0: remsi(x, 1) == 0; MIN mod -1: remsi(MIN, 1) == 0.
+    // MIN mod -1: remsi(MIN, 1) == 0; x mod 0: x.
     Value r = arith::RemSIOp::create(b, loc, x, safe);
     Value adjusted = arith::AddIOp::create(b, loc, r, y);
-    return arith::SelectOp::create(b, loc, needsFloorAdjust(b, loc, r, y),
-                                   adjusted, r);
+    Value m = arith::SelectOp::create(b, loc, needsFloorAdjust(b, loc, r, y),
+                                      adjusted, r);
+    return arith::SelectOp::create(b, loc, isZero, x, m);
   }
   Value q = arith::DivSIOp::create(b, loc, x, safe);
   if (kind == DivKind::Floor) {
@@ -511,7 +552,7 @@ Value emitDivision(OpBuilder &b, Location loc, DivKind kind, Value x, Value y) {
                                 minusOne, q);
   }
   return arith::SelectOp::create(b, loc, isZero,
-                                 zeroConst(b, loc, x.getType()), q);
+                                 intConst(b, loc, x.getType(), -1), q);
 }
 
 /// Combines two scalars with a reduction kind (`mean` combines as `add`).

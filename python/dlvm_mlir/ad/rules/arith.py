@@ -9,7 +9,7 @@ from __future__ import annotations
 from dlvm_mlir.ad import vocab
 from dlvm_mlir.ad.registry import adjoint, inactive, tangent
 from dlvm_mlir.ad.rules.common import elementwise_binary, elementwise_unary, linear_tangent
-from dlvm_mlir.ad.vocab import cmp, div, mul, neg, select
+from dlvm_mlir.ad.vocab import div, mul, neg, select
 
 inactive(
     [
@@ -32,18 +32,13 @@ elementwise_binary("arith.addf", lambda x, y, z, g: g, lambda x, y, z, g: g)
 elementwise_binary("arith.subf", lambda x, y, z, g: g, lambda x, y, z, g: neg(g))
 elementwise_binary("arith.mulf", lambda x, y, z, g: mul(g, y), lambda x, y, z, g: mul(g, x))
 elementwise_binary("arith.divf", lambda x, y, z, g: div(g, y), lambda x, y, z, g: neg(div(mul(g, z), y)))
-# Ties go to the left operand (as for dlvm.max/min).
-for _name in ("arith.maximumf", "arith.maxnumf"):
+# As dlvm.max/min (JAX's rule): the operand equal to the result gets g, each
+# g / 2 at a tie (maxnumf(NaN, y) = y gives y all of it).
+for _name in ("arith.maximumf", "arith.maxnumf", "arith.minimumf", "arith.minnumf"):
     elementwise_binary(
         _name,
-        lambda x, y, z, g: select(cmp("ge", x, y), g, 0.0),
-        lambda x, y, z, g: select(cmp("ge", x, y), 0.0, g),
-    )
-for _name in ("arith.minimumf", "arith.minnumf"):
-    elementwise_binary(
-        _name,
-        lambda x, y, z, g: select(cmp("le", x, y), g, 0.0),
-        lambda x, y, z, g: select(cmp("le", x, y), 0.0, g),
+        lambda x, y, z, g: vocab.extremum_derivative(x, y, z, g),
+        lambda x, y, z, g: vocab.extremum_derivative(y, x, z, g),
     )
 
 

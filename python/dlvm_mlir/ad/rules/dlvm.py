@@ -35,10 +35,8 @@ from dlvm_mlir.ad.vocab import (
     mask_to_float,
     mul,
     neg,
-    reciprocal,
     rsqrt,
     select,
-    sign,
     sin,
     sinh,
     cosh,
@@ -79,11 +77,13 @@ elementwise_unary("dlvm.exp", lambda x, y, g: mul(g, y))
 elementwise_unary("dlvm.log", lambda x, y, g: div(g, x))
 elementwise_unary("dlvm.tanh", lambda x, y, g: mul(g, sub(1.0, square(y))))
 elementwise_unary("dlvm.sigmoid", lambda x, y, g: mul(g, mul(y, sub(1.0, y))))
+# At the kinks, JAX's choices: relu'(0) = 0, abs'(0) = 1 (abs' is 1 for x >= 0,
+# -1 otherwise, also for NaN).
 elementwise_unary("dlvm.relu", lambda x, y, g: select(cmp("gt", x, 0.0), g, 0.0))
 elementwise_unary("dlvm.sqrt", lambda x, y, g: div(g, mul(y, 2.0)))
 elementwise_unary("dlvm.rsqrt", lambda x, y, g: mul(g, mul(mul(y, square(y)), -0.5)))
 elementwise_unary("dlvm.square", lambda x, y, g: mul(g, mul(x, 2.0)))
-elementwise_unary("dlvm.abs", lambda x, y, g: mul(g, sign(x)))
+elementwise_unary("dlvm.abs", lambda x, y, g: vocab.abs_derivative(x, g))
 elementwise_unary("dlvm.sin", lambda x, y, g: mul(g, cos(x)))
 elementwise_unary("dlvm.cos", lambda x, y, g: neg(mul(g, sin(x))))
 elementwise_unary("dlvm.tan", lambda x, y, g: mul(g, add(1.0, square(y))))
@@ -118,17 +118,14 @@ elementwise_binary(
     lambda x, y, z, g: mul(g, mul(y, vocab.pow_(x, sub(y, 1.0)))),
     lambda x, y, z, g: mul(g, mul(z, _log_or_zero(x))),
 )
-# Ties go to the left operand, so the two masks always sum to one.
-elementwise_binary(
-    "dlvm.max",
-    lambda x, y, z, g: select(cmp("ge", x, y), g, 0.0),
-    lambda x, y, z, g: select(cmp("ge", x, y), 0.0, g),
-)
-elementwise_binary(
-    "dlvm.min",
-    lambda x, y, z, g: select(cmp("le", x, y), g, 0.0),
-    lambda x, y, z, g: select(cmp("le", x, y), 0.0, g),
-)
+# JAX's lax.max/min rule: the operand equal to the result gets g, each gets
+# g / 2 at a tie, neither where the result is NaN.
+for _name in ("dlvm.max", "dlvm.min"):
+    elementwise_binary(
+        _name,
+        lambda x, y, z, g: vocab.extremum_derivative(x, y, z, g),
+        lambda x, y, z, g: vocab.extremum_derivative(y, x, z, g),
+    )
 # Floored modulo: x mod y = x - floor(x / y) * y.
 elementwise_binary(
     "dlvm.mod",
@@ -646,7 +643,12 @@ def _reduce_window_tangent(t) -> None:
 
 
 def _window_weights(win: _Windows, x: ir.Value, y: ir.Value, accessor) -> list[tuple[tuple[int, ...], ir.Value]]:
-    """d y / d (element at window offset o), per offset, output-shaped."""
+    """d y / d (element at window offset o), per offset, output-shaped.
+
+    max/min: as JAX (XLA's select_and_scatter), all of it goes to the first
+    element of the window (row-major order) equal to the result; none where
+    the result is NaN.
+    """
     if win.kind not in _WINDOW_FILL:
         raise accessor.fail(f"for window reduction kind '{win.kind}'")
     padded = win.pad(x, _WINDOW_FILL[win.kind])
@@ -655,10 +657,15 @@ def _window_weights(win: _Windows, x: ir.Value, y: ir.Value, accessor) -> list[t
         if len(values) == 1:
             return [(win.offsets[0], vocab.ones(y.type))]
         return [(offset, vocab.mul_all(values[:i] + values[i + 1 :])) for i, offset in enumerate(win.offsets)]
-    hits = [mask_to_float(cmp("eq", v, y), y) for v in values]
-    count = vocab.add_all(hits)
-    share = reciprocal(count)
-    return [(offset, mul(hit, share)) for offset, hit in zip(win.offsets, hits, strict=True)]
+    weights = []
+    taken = None  # 1 where an earlier offset already hit the result
+    for i, (offset, v) in enumerate(zip(win.offsets, values, strict=True)):
+        hit = mask_to_float(cmp("eq", v, y), y)
+        first = hit if taken is None else mul(hit, sub(1.0, taken))
+        weights.append((offset, first))
+        if i + 1 < len(values):
+            taken = first if taken is None else add(taken, first)
+    return weights
 
 
 # --------------------------------------------------------------------------

@@ -39,7 +39,7 @@ elementwise_unary("math.acosh", lambda x, y, g: mul(g, rsqrt(sub(square(x), 1.0)
 elementwise_unary("math.atanh", lambda x, y, g: div(g, sub(1.0, square(x))))
 elementwise_unary("math.erf", lambda x, y, g: mul(g, mul(exp(neg(square(x))), _TWO_OVER_SQRT_PI)))
 elementwise_unary("math.erfc", lambda x, y, g: mul(g, mul(exp(neg(square(x))), -_TWO_OVER_SQRT_PI)))
-elementwise_unary("math.absf", lambda x, y, g: mul(g, sign(x)))
+elementwise_unary("math.absf", lambda x, y, g: vocab.abs_derivative(x, g))  # as dlvm.abs
 
 
 def _log_or_zero(x):
