@@ -23,6 +23,7 @@ from typing import Any
 
 from mlir import ir
 
+from . import crash_guard
 from .errors import DLVMError
 from .passes import pass_text, run_pipeline
 from .tools.source import parse_module
@@ -97,10 +98,38 @@ STAGES: dict[str, Callable[[ir.Module, CompileOptions], None]] = {
 """The target-independent stages, in order; the back end follows."""
 
 
-def _frontend(source: str | ir.Module, filename: str) -> ir.Module:
+def _source_text(source: str | ir.Module) -> str:
+    return source if isinstance(source, str) else source.operation.get_asm(enable_debug_info=True)
+
+
+def _frontend(text: str, filename: str) -> ir.Module:
     """A private copy of the input, parsed and verified in a fresh context."""
-    text = source if isinstance(source, str) else source.operation.get_asm(enable_debug_info=True)
+    crash_guard.report_stage("parse")
     return parse_module(text, ir.Context(), filename)
+
+
+def _run_stages(text: str, options: CompileOptions, filename: str, until: str) -> ir.Module:
+    module = _frontend(text, filename)
+    with module.context:
+        for name, stage in STAGES.items():
+            crash_guard.report_stage(name)
+            stage(module, options)
+            if name == until:
+                break
+    return module
+
+
+def _guarded(work: Callable[[], Any], text: str, options: CompileOptions, filename: str) -> Any:
+    """``work()`` under the crash guard (:mod:`dlvm_mlir.crash_guard`)."""
+    reproduce = (
+        f"import dlvm_mlir; dlvm_mlir.compile(open(PATH).read(), target={options.target!r}, "
+        f"optimize={options.optimize}, threads={options.threads}, checkpoint={options.checkpoint!r}, "
+        f"checkpoint_budget={options.checkpoint_budget!r})"
+    )
+    return crash_guard.isolated(
+        work, source=text, filename=filename, reproduce=reproduce,
+        parse=lambda t: ir.Module.parse(t, ir.Context()),
+    )
 
 
 def lower(
@@ -112,19 +141,21 @@ def lower(
 ) -> ir.Module:
     """The program after the target-independent stages up to ``until``.
 
-    Raises ParseError for IR that does not parse or verify and
-    PassPipelineFailure when a stage rejects the program.
+    Raises ParseError for IR that does not parse or verify,
+    PassPipelineFailure when a stage rejects the program and
+    InternalCompilerError when the compiler crashes on it.
     """
     options = options or CompileOptions()
     if until not in STAGES:
         raise CompileError(f"unknown stage '{until}' (expected one of {', '.join(STAGES)})")
-    module = _frontend(source, filename)
-    with module.context:
-        for name, stage in STAGES.items():
-            stage(module, options)
-            if name == until:
-                break
-    return module
+    text = _source_text(source)
+    if not crash_guard.enabled():
+        return _run_stages(text, options, filename, until)
+    lowered = _guarded(
+        lambda: _run_stages(text, options, filename, until).operation.get_asm(enable_debug_info=True),
+        text, options, filename,
+    )
+    return ir.Module.parse(lowered, ir.Context())
 
 
 class Executable:
@@ -181,15 +212,29 @@ def compile(  # noqa: A001 - the public name mirrors the issue's API
     key = _key(source, options)
     if key in _EXECUTABLES:
         return _EXECUTABLES[key]
-    module = lower(source, options=options, filename=filename)
-    linalg_ir = module.operation.get_asm(enable_debug_info=True)
+    text = _source_text(source)
     if options.target == "cpu":
-        from .backend import compile_cpu
+        from .backend import CpuOptions, compile_cpu
+        from .backend.cache import lower_detached
 
-        backend = compile_cpu(linalg_ir, threads=options.threads)
+        cpu_options = CpuOptions(threads=options.threads)
+        in_child = crash_guard.enabled()
+
+        def work() -> tuple[str, Any]:
+            module = _run_stages(text, options, filename, "linalg")
+            linalg_ir = module.operation.get_asm(enable_debug_info=True)
+            # the back end's passes run in the child too; LLVM code generation here
+            return linalg_ir, lower_detached(linalg_ir, cpu_options) if in_child else None
+
+        linalg_ir, lowered = _guarded(work, text, options, filename)
+        backend = compile_cpu(linalg_ir, options=cpu_options, lowered=lowered)
     else:
         from .backend.gpu import compile_cuda
 
+        def work_linalg() -> str:
+            return _run_stages(text, options, filename, "linalg").operation.get_asm(enable_debug_info=True)
+
+        linalg_ir = _guarded(work_linalg, text, options, filename)
         backend = compile_cuda(linalg_ir, chip=options.gpu_chip)
     executable = Executable(backend, linalg_ir, options)
     _EXECUTABLES[key] = executable

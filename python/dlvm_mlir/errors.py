@@ -12,7 +12,7 @@ record that can be kept, compared and printed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mlir import ir
 
@@ -24,6 +24,7 @@ __all__ = [
     "DLVMError",
     "Diagnostic",
     "DiagnosticError",
+    "InternalCompilerError",
     "ParseError",
     "PassError",
     "PassPipelineFailure",
@@ -121,6 +122,39 @@ def source_location(
 
 class DLVMError(Exception):
     """Base class of every error dlvm-mlir reports to its user."""
+
+
+class InternalCompilerError(DLVMError):
+    """The compiler crashed (an assertion, a segfault) or hung on this input: a bug in dlvm-mlir.
+
+    ``assertion`` is the failed check's text, ``stage`` what the compiler was
+    doing, ``reproducer`` a file holding the input, ``location`` the input
+    position that triggers it when known.
+    """
+
+    def __init__(
+        self,
+        assertion: str,
+        stage: str = "",
+        reproducer: "Path | None" = None,
+        location: SourceLocation | None = None,
+        filename: str = "<input>",
+    ):
+        self.assertion = assertion
+        self.stage = stage
+        self.reproducer = reproducer
+        self.location = location
+        self.filename = filename
+        where = str(location) if location else filename
+        text = f"{where}: error: internal compiler error: {assertion}"
+        if stage:
+            text += f"\nnote: while running stage '{stage}'"
+        if reproducer is not None:
+            text += f"\nnote: reproducer: {reproducer}"
+        super().__init__(text)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.assertion, self.stage, self.reproducer, self.location, self.filename))
 
 
 class RegistryError(DLVMError):

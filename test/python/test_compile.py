@@ -325,3 +325,39 @@ def test_private_functions_named_like_libm_are_not_called_by_the_lowering() -> N
       }""")
     x = RNG.uniform(0.5, 2.0, 33).astype(np.float32)
     np.testing.assert_allclose(exe["f"](x), -(x.astype(np.float64) ** x), rtol=1e-5)
+
+
+# An upstream assertion reached from the input (the wheels are built with
+# assertions on) must not kill the caller: compile() raises an
+# InternalCompilerError (a DLVMError) with the assertion, the stage, the
+# offending top-level op and a reproducer, and the process goes on.
+CRASHERS = {
+    "collapse-minus-one": "%y = tensor.collapse_shape %x [[0, -1]] : tensor<4x4xf32> into tensor<16xf32>",
+    "collapse-huge": "%y = tensor.collapse_shape %x [[0, 9223372036854775807]] : tensor<4x4xf32> into tensor<16xf32>",
+}
+
+
+@pytest.mark.parametrize("case", sorted(CRASHERS))
+def test_upstream_assertions_become_internal_compiler_errors(case: str, tmp_path) -> None:
+    from dlvm_mlir.errors import InternalCompilerError
+
+    src = f"""func.func @ok(%x: tensor<4xf32>) -> tensor<4xf32> {{
+  return %x : tensor<4xf32>
+}}
+func.func @f(%x: tensor<4x4xf32>) -> tensor<16xf32> {{
+  {CRASHERS[case]}
+  return %y : tensor<16xf32>
+}}
+"""
+    with pytest.raises(InternalCompilerError) as info:
+        dlvm_mlir.compile(src, filename="model.mlir")
+    err = info.value
+    assert isinstance(err, DLVMError)
+    assert "willBeValidAffineMap" in err.assertion and err.stage == "parse"
+    assert (err.location.filename, err.location.line) == ("model.mlir", 4)
+    assert str(err).startswith("model.mlir:4:1: error: internal compiler error: ")
+    assert err.reproducer.read_text() == src
+    with pytest.raises(InternalCompilerError):
+        lower(src)
+    # the process is alive and compiles the next program
+    assert dlvm_mlir.compile(DENSE)["f"](rand(4, 8), rand(8, 3), rand(1, 3)).shape == (4, 3)

@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 #: bump when the pipeline changes the code it generates
-BACKEND_VERSION = "5"
+BACKEND_VERSION = "6"
 
 
 @dataclass
@@ -147,6 +147,34 @@ def lower_text(ir_text: str, options: CpuOptions) -> LoweringResult:
     return lower_to_llvm_cpu(module, options=options)
 
 
+@dataclass
+class Lowered:
+    """A :class:`LoweringResult` made in another process (the crash guard's child)."""
+
+    bytecode: bytes
+    signatures: list[FunctionSignature]
+    schedules: list
+    stage_seconds: dict[str, float]
+
+    def attach(self) -> LoweringResult:
+        """The result with its module parsed into a fresh context of this process."""
+        with ir.Context():
+            module = ir.Module.parse(self.bytecode)
+        return LoweringResult(module, self.signatures, self.schedules, self.stage_seconds)
+
+
+def lower_detached(ir_text: str, options: CpuOptions, cache_dir: str | os.PathLike[str] | None = None) -> Lowered | None:
+    """The CPU pipeline's result for :func:`compile_cpu` in another process; None when the disk cache has it."""
+    directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    if directory is not None and (directory / f"{_cache_key(ir_text, options)}.mlirbc").exists():
+        return None
+    result = lower_text(ir_text, options)
+    buffer = io.BytesIO()
+    with result.module.context:
+        result.module.operation.write_bytecode(buffer)
+    return Lowered(buffer.getvalue(), result.signatures, result.schedules, result.stage_seconds)
+
+
 def compile_cpu(
     source: str | ir.Module,
     *,
@@ -154,11 +182,13 @@ def compile_cpu(
     options: CpuOptions | None = None,
     use_cache: bool = True,
     cache_dir: str | os.PathLike[str] | None = None,
+    lowered: Lowered | None = None,
 ) -> CpuExecutable:
     """Compile linalg-on-tensors IR (text or module) into a :class:`CpuExecutable`.
 
     The source module is not modified: it is printed and re-parsed in a
-    private context.  ``options`` overrides ``threads``.
+    private context.  ``options`` overrides ``threads``.  ``lowered``: the
+    pipeline's result for this IR, made by :func:`lower_detached`.
     """
     options = options or CpuOptions(threads=threads)
     ir_text = _ir_text(source)
@@ -176,7 +206,7 @@ def compile_cpu(
             _MEMORY[key] = loaded
             return loaded
     start = time.perf_counter()
-    result = lower_text(ir_text, options)
+    result = lowered.attach() if lowered is not None else lower_text(ir_text, options)
     if use_cache and directory is not None:
         try:
             _store(directory, key, result)

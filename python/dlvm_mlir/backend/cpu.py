@@ -65,6 +65,7 @@ from mlir.dialects import func as func_d
 from mlir.dialects import linalg as linalg_d
 from mlir.dialects import bufferization as bufferization_d
 
+from dlvm_mlir.crash_guard import report_stage
 from dlvm_mlir.transforms.kernel_fusion import FusionOptions, fuse_linalg, normalize_linalg
 
 from .boolmem import widen_bool_memrefs
@@ -508,6 +509,7 @@ def run_stages(
         _dump(dump_to, 0, "input", module)
     outcomes: dict[str, object] = {}
     for index, (name, run) in enumerate(stages, start=1):
+        report_stage(f"{kind} {name}")
         start = time.perf_counter()
         try:
             outcomes[name] = run()

@@ -12,6 +12,8 @@ exit status 1; a Python traceback is only ever shown for a bug in dlvm-mlir.
 from __future__ import annotations
 
 import importlib.metadata
+import io
+import shlex
 import sys
 import traceback
 from collections.abc import Callable
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import TextIO
 
 import dlvm_mlir  # noqa: F401  (registers the dlvm dialect)
+from dlvm_mlir import crash_guard
 from mlir import ir
 from mlir.passmanager import PassManager
 
@@ -130,6 +133,8 @@ class Config:
 
     input: str = "-"
     output: str = "-"
+    #: the flags as given, without the input file (for reproducers)
+    argv: list[str] = field(default_factory=list)
     pipeline: str | None = None
     pass_flags: list[tuple[str, str | None]] = field(default_factory=list)
     split_marker: str | None = None
@@ -203,6 +208,7 @@ def parse_command_line(argv: list[str]) -> Config:
     if len(inputs) > 1:
         raise UsageError(f"only one input file may be given, got: {' '.join(inputs)}")
     config.input = inputs[0] if inputs else "-"
+    config.argv = [arg for arg in argv if arg not in inputs and arg != "--"]
     return config
 
 
@@ -294,7 +300,41 @@ class Driver:
         self.printer = DiagnosticPrinter(stderr, sources)
 
     def process(self, chunk: SourceChunk, index: int) -> ChunkResult:
-        """Parse, run and print one chunk (``index`` counts from 1)."""
+        """Parse, run and print one chunk (``index`` counts from 1), under the crash guard.
+
+        If the compiler crashes on the chunk (an upstream assertion), the
+        crash is reported as an internal compiler error at the input line
+        that triggers it when that can be found, with a reproducer file.
+        """
+        def work() -> tuple[ChunkResult, str]:
+            # the diagnostics go back to the parent with the result
+            stream, self.printer.stream = self.printer.stream, io.StringIO()
+            try:
+                return self._process(chunk, index), self.printer.stream.getvalue()
+            finally:
+                self.printer.stream = stream
+
+        try:
+            result, printed = crash_guard.isolated(
+                work,
+                source=chunk.text,
+                filename=chunk.name,
+                parse=lambda text: ir.Module.parse(text, ir.Context()),
+                reproduce="reproduce with: " + shlex.join([PROG, *self.config.argv, "<this file>"]),
+            )
+            self.printer.stream.write(printed)
+            self.printer.stream.flush()
+            return result
+        except crash_guard.InternalCompilerError as err:
+            where = f"{err.location}: " if err.location else f"{chunk.name}: "
+            self.printer.stream.write(f"{where}error: internal compiler error: {err.assertion}\n")
+            if err.stage:
+                self.printer.message(None, "note", f"while running stage '{err.stage}'")
+            if err.reproducer is not None:
+                self.printer.message(None, "note", f"reproducer: {err.reproducer} (see README beside it)")
+            return ChunkResult(False, None)
+
+    def _process(self, chunk: SourceChunk, index: int) -> ChunkResult:
         context = self._context()
         verifier = (
             DiagnosticVerifier(chunk, self.printer)
@@ -342,9 +382,11 @@ class Driver:
     ) -> str | None:
         """The printed result, or None when parsing or a pass failed (diagnostics already out)."""
         try:
+            crash_guard.report_stage("parse")
             module = parse_module(chunk.text, context, chunk.name)
         except ParseError:
             return None
+        crash_guard.report_stage("pass pipeline")
         try:
             self.pipeline.run(
                 module,
