@@ -322,22 +322,48 @@ OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
       return DenseElementsAttr::get(attr.getType(), -attr.getSplatValue<APInt>());
   return foldUnaryFloat(adaptor.getOperand(), [](double x) { return -x; });
 }
+/// Folds a unary integer op on a constant operand with `fn`.
+static Attribute foldUnaryInt(Attribute operand,
+                              llvm::function_ref<APInt(const APInt &)> fn) {
+  auto attr = dyn_cast_or_null<DenseIntElementsAttr>(operand);
+  if (!attr)
+    return {};
+  if (attr.isSplat())
+    return DenseElementsAttr::get(attr.getType(), fn(attr.getSplatValue<APInt>()));
+  if (attr.getNumElements() > kMaxFoldElements)
+    return {};
+  SmallVector<APInt> values;
+  for (const APInt &v : attr.getValues<APInt>())
+    values.push_back(fn(v));
+  return DenseElementsAttr::get(attr.getType(), values);
+}
+
+/// True if `v` is a tensor of i1 (on which relu, abs and sign are the identity).
+static bool isBoolTensor(Value v) { return tensorOf(v).getElementType().isInteger(1); }
+
 OpFoldResult NotOp::fold(FoldAdaptor adaptor) {
   if (Value v = foldInvolution<NotOp>(getOperand()))
     return v;
-  if (auto attr = dyn_cast_or_null<DenseIntElementsAttr>(adaptor.getOperand()))
-    if (attr.isSplat())
-      return DenseElementsAttr::get(attr.getType(), ~attr.getSplatValue<APInt>());
-  return {};
+  return foldUnaryInt(adaptor.getOperand(), [](const APInt &x) { return ~x; });
 }
 OpFoldResult AbsOp::fold(FoldAdaptor adaptor) {
   if (Value v = foldIdempotent<AbsOp>(getOperand()))
     return v;
+  if (isBoolTensor(getOperand()))
+    return getOperand();
+  if (Attribute r = foldUnaryInt(adaptor.getOperand(), [](const APInt &x) { return x.abs(); }))
+    return r;
   return foldUnaryFloat(adaptor.getOperand(), [](double x) { return std::fabs(x); });
 }
 OpFoldResult ReluOp::fold(FoldAdaptor adaptor) {
   if (Value v = foldIdempotent<ReluOp>(getOperand()))
     return v;
+  if (isBoolTensor(getOperand())) // max(x, false) with false < true
+    return getOperand();
+  if (Attribute r = foldUnaryInt(adaptor.getOperand(), [](const APInt &x) {
+        return x.isNegative() ? APInt::getZero(x.getBitWidth()) : x;
+      }))
+    return r;
   // max(x, +0.0): NaN propagates, -0.0 gives +0.0.
   return foldUnaryFloat(adaptor.getOperand(),
                         [](double x) { return std::isnan(x) || x > 0 ? x : 0.0; });
@@ -345,6 +371,13 @@ OpFoldResult ReluOp::fold(FoldAdaptor adaptor) {
 OpFoldResult SignOp::fold(FoldAdaptor adaptor) {
   if (Value v = foldIdempotent<SignOp>(getOperand()))
     return v;
+  if (isBoolTensor(getOperand()))
+    return getOperand();
+  if (Attribute r = foldUnaryInt(adaptor.getOperand(), [](const APInt &x) {
+        unsigned w = x.getBitWidth();
+        return x.isNegative() ? APInt::getAllOnes(w) : APInt(w, x.isZero() ? 0 : 1);
+      }))
+    return r;
   return foldUnaryFloat(adaptor.getOperand(), [](double x) {
     return x > 0 ? 1.0 : (x < 0 ? -1.0 : x);
   });

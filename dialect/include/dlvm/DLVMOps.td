@@ -28,12 +28,13 @@ class DLVM_Op<string mnemonic, list<Trait> traits = []>
 //===----------------------------------------------------------------------===//
 
 class DLVM_UnaryOp<string mnemonic, TypeConstraint type, string formula,
-                   list<Trait> traits = []>
+                   list<Trait> traits = [], string notes = "">
     : DLVM_Op<mnemonic, !listconcat([Pure, Elementwise,
                                      SameOperandsAndResultType], traits)> {
   let summary = "elementwise " # formula;
   let description = "Computes `" # formula # "` for every element of the "
-    # "operand; the result has the operand's type.\n\n"
+    # "operand; the result has the operand's type."
+    # !if(!empty(notes), "", " " # notes) # "\n\n"
     # "Example:\n\n```mlir\n%y = dlvm." # mnemonic # " %x : tensor<4x8xf32>\n```";
   let arguments = (ins type:$operand);
   let results = (outs type:$result);
@@ -46,12 +47,18 @@ def DLVM_ExpOp : DLVM_UnaryOp<"exp", DLVM_FloatTensor, "e^x">;
 def DLVM_LogOp : DLVM_UnaryOp<"log", DLVM_FloatTensor, "ln(x)">;
 def DLVM_TanhOp : DLVM_UnaryOp<"tanh", DLVM_FloatTensor, "tanh(x)">;
 def DLVM_SigmoidOp : DLVM_UnaryOp<"sigmoid", DLVM_FloatTensor, "1 / (1 + e^-x)">;
-def DLVM_ReluOp : DLVM_UnaryOp<"relu", DLVM_Tensor, "max(x, 0)">;
+def DLVM_ReluOp : DLVM_UnaryOp<"relu", DLVM_Tensor, "max(x, 0)", [],
+    "Floats: NaN stays NaN, -0.0 gives +0.0; on `i1` (false < true) the "
+    # "identity. Derivative (as JAX): 1 where x > 0, 0 elsewhere, also at 0.">;
 def DLVM_SqrtOp : DLVM_UnaryOp<"sqrt", DLVM_FloatTensor, "sqrt(x)">;
 def DLVM_RsqrtOp : DLVM_UnaryOp<"rsqrt", DLVM_FloatTensor, "1 / sqrt(x)">;
 def DLVM_SquareOp : DLVM_UnaryOp<"square", DLVM_Tensor, "x * x">;
-def DLVM_SignOp : DLVM_UnaryOp<"sign", DLVM_Tensor, "sign(x) (-1, 0 or 1)">;
-def DLVM_AbsOp : DLVM_UnaryOp<"abs", DLVM_Tensor, "|x|">;
+def DLVM_SignOp : DLVM_UnaryOp<"sign", DLVM_Tensor, "sign(x) (-1, 0 or 1)", [],
+    "Floats: +-0.0 and NaN are returned unchanged; on `i1` the identity. "
+    # "Not differentiable (the derivative is 0).">;
+def DLVM_AbsOp : DLVM_UnaryOp<"abs", DLVM_Tensor, "|x|", [],
+    "Integers: |MIN| wraps to MIN; on `i1` the identity. Derivative (as "
+    # "JAX): 1 where x >= 0 (also at -0.0 and 0), -1 elsewhere (also NaN).">;
 def DLVM_SinOp : DLVM_UnaryOp<"sin", DLVM_FloatTensor, "sin(x)">;
 def DLVM_CosOp : DLVM_UnaryOp<"cos", DLVM_FloatTensor, "cos(x)">;
 def DLVM_TanOp : DLVM_UnaryOp<"tan", DLVM_FloatTensor, "tan(x)">;
@@ -81,14 +88,15 @@ def DLVM_NotOp : DLVM_UnaryOp<"not", DLVM_IntTensor,
 //===----------------------------------------------------------------------===//
 
 class DLVM_BinaryOp<string mnemonic, TypeConstraint type, string formula,
-                    list<Trait> traits = []>
+                    list<Trait> traits = [], string notes = "">
     : DLVM_Op<mnemonic, !listconcat([Pure, AllElementTypesMatch<["lhs", "rhs", "result"]>,
         InferTypeOpAdaptor], traits)> {
   let summary = "elementwise " # formula # " with broadcasting";
   let description = "Computes `" # formula # "` elementwise after "
     # "broadcasting the operands to a common shape: a rank-0 operand "
     # "broadcasts to anything; otherwise the ranks are equal and each pair of "
-    # "dimensions is equal or one of them is 1.\n\n"
+    # "dimensions is equal or one of them is 1."
+    # !if(!empty(notes), "", "\n\n" # notes) # "\n\n"
     # "Example:\n\n```mlir\n%z = dlvm." # mnemonic
     # " %x, %y : tensor<4x8xf32>, tensor<1x8xf32>\n```";
   let arguments = (ins type:$lhs, type:$rhs);
@@ -100,14 +108,37 @@ class DLVM_BinaryOp<string mnemonic, TypeConstraint type, string formula,
 def DLVM_AddOp : DLVM_BinaryOp<"add", DLVM_Tensor, "x + y", [Commutative]>;
 def DLVM_SubOp : DLVM_BinaryOp<"sub", DLVM_Tensor, "x - y">;
 def DLVM_MulOp : DLVM_BinaryOp<"mul", DLVM_Tensor, "x * y", [Commutative]>;
-def DLVM_DivOp : DLVM_BinaryOp<"div", DLVM_Tensor, "x / y">;
+// Integer division is never undefined (XLA's choices).
+defvar DLVM_IntDivNotes =
+    "Nothing is undefined or traps (as in XLA): x / 0 is -1 (all bits set) "
+    # "and MIN / -1 wraps to MIN. On `i1` (one bit): x / true is x, "
+    # "x / false is true.";
+def DLVM_DivOp : DLVM_BinaryOp<"div", DLVM_Tensor, "x / y", [],
+    !strconcat("Floats: IEEE division. Integers: truncated toward zero. ",
+               DLVM_IntDivNotes)>;
 def DLVM_PowOp : DLVM_BinaryOp<"pow", DLVM_FloatTensor, "x ^ y">;
-def DLVM_MinOp : DLVM_BinaryOp<"min", DLVM_Tensor, "min(x, y)", [Commutative]>;
-def DLVM_MaxOp : DLVM_BinaryOp<"max", DLVM_Tensor, "max(x, y)", [Commutative]>;
+defvar DLVM_MinMaxNotes =
+    "Floats: IEEE 754-2019 minimum/maximum: NaN in either operand gives NaN, "
+    # "and -0.0 < +0.0. Integers compare signed; `i1` is a boolean with "
+    # "false < true (min is `and`, max is `or`). Derivative (JAX's rule): the "
+    # "operand equal to the result gets the whole adjoint, each gets half at a "
+    # "tie (x == y), neither where the result is NaN.";
+def DLVM_MinOp : DLVM_BinaryOp<"min", DLVM_Tensor, "min(x, y)", [Commutative],
+    DLVM_MinMaxNotes>;
+def DLVM_MaxOp : DLVM_BinaryOp<"max", DLVM_Tensor, "max(x, y)", [Commutative],
+    DLVM_MinMaxNotes>;
 def DLVM_ModOp : DLVM_BinaryOp<"mod", DLVM_Tensor,
-    "x mod y (floored: the result has the sign of y)">;
-def DLVM_FloorDivOp : DLVM_BinaryOp<"floor_div", DLVM_Tensor, "floor(x / y)">;
-def DLVM_TruncDivOp : DLVM_BinaryOp<"trunc_div", DLVM_Tensor, "trunc(x / y)">;
+    "x mod y (floored: the result has the sign of y)", [],
+    "Floats: `fmod(x, y)`, plus y when the signs differ. Integers: x mod 0 "
+    # "is x and MIN mod -1 is 0 (XLA's rem, floored), so "
+    # "`floor_div(x, y) * y + mod(x, y) == x` for every pair. On `i1`: "
+    # "`x and not y`.">;
+def DLVM_FloorDivOp : DLVM_BinaryOp<"floor_div", DLVM_Tensor, "floor(x / y)", [],
+    !strconcat("Floats: the IEEE quotient, then rounded. Integers: rounded "
+               "toward -inf. ", DLVM_IntDivNotes)>;
+def DLVM_TruncDivOp : DLVM_BinaryOp<"trunc_div", DLVM_Tensor, "trunc(x / y)", [],
+    !strconcat("Floats: the IEEE quotient, then rounded. Integers: as `div`. ",
+               DLVM_IntDivNotes)>;
 def DLVM_AndOp : DLVM_BinaryOp<"and", DLVM_IntTensor, "x & y", [Commutative]>;
 def DLVM_OrOp : DLVM_BinaryOp<"or", DLVM_IntTensor, "x | y", [Commutative]>;
 
@@ -117,7 +148,9 @@ def DLVM_CmpOp : DLVM_Op<"cmp", [Pure, AllElementTypesMatch<["lhs", "rhs"]>,
   let description = [{
     Compares the broadcast operands elementwise with the predicate `lt`, `le`,
     `gt`, `ge`, `eq` or `ne` and yields an `i1` tensor. Floats compare ordered
-    (a comparison with NaN is false, except `ne`); integers compare signed.
+    (a comparison with NaN is false, except `ne`; -0.0 equals +0.0); integers
+    compare signed; `i1` operands are booleans with false < true (as numpy
+    and JAX), so `ge(true, false)` is true.
 
     ```mlir
     %m = dlvm.cmp lt, %x, %y : tensor<4x8xf32>, tensor<f32>
@@ -334,7 +367,11 @@ def DLVM_ReduceOp : DLVM_Op<"reduce", [Pure,
     Combines the elements along `dims` with `add`, `mul`, `max`, `min`, `and`,
     `or` or `mean`; the reduced dimensions are removed. With `init` (a rank-0
     tensor), the combinator's identity is replaced by `init` (for `mean`,
-    `init` is added to the mean).
+    `init` is added to the mean). `max`/`min` are those of `dlvm.max`/`min`
+    (NaN propagates, -0.0 < +0.0; on `i1` they are `or`/`and`).
+
+    Derivative of `max`/`min` (as JAX's reduce_max): the adjoint is shared
+    equally by the elements (and `init`) equal to the result.
 
     ```mlir
     %s = dlvm.reduce add %x dims [1] : tensor<4x8xf32>       // tensor<4xf32>
@@ -353,7 +390,9 @@ def DLVM_ScanOp : DLVM_Op<"scan", [Pure, SameOperandsAndResultType]> {
   let summary = "inclusive prefix reduction along a dimension";
   let description = [{
     Result element `i` along `dim` combines operand elements `0..i` with
-    `add`, `mul`, `max`, `min`, `and` or `or`.
+    `add`, `mul`, `max`, `min`, `and` or `or` (`max`/`min` as in
+    `dlvm.reduce`). Derivative of `max`/`min`: result `i`'s adjoint is shared
+    equally by the elements `0..i` equal to it.
 
     ```mlir
     %c = dlvm.scan add %x dim 1 : tensor<4x8xf32>
@@ -375,7 +414,12 @@ def DLVM_ReduceWindowOp : DLVM_Op<"reduce_window", [Pure,
     `mul`, `max`, `min` or `mean` (average over the in-bounds elements).
     Padding: `none` (valid windows only), `half` (output size
     ceil(n / stride), "same"), `full` (every window touching the input).
-    Padded elements are the combinator's identity.
+    Padded elements are the combinator's identity. `max`/`min` as in
+    `dlvm.reduce`.
+
+    Derivative of `max`/`min` (as JAX's, from XLA's select_and_scatter): each
+    window's adjoint goes entirely to its first element, in row-major window
+    order, equal to the result (none where the result is NaN).
 
     ```mlir
     %p = dlvm.reduce_window max %x window [1, 1, 2, 2] strides [1, 1, 2, 2] padding none
@@ -481,9 +525,15 @@ def DLVM_CastOp : DLVM_Op<"cast", [Pure, Elementwise,
     InferTypeOpAdaptor]> {
   let summary = "converts element values to another element type (DLVM dataTypeCast)";
   let description = [{
-    Float to float rounds or extends, float to integer truncates toward zero,
-    integer to float converts signed values, integer to integer extends
-    (signed) or truncates; to `i1` compares with zero; from `i1`, true is 1.
+    As XLA's convert:
+    - float to float: rounds to nearest even (overflow gives +-inf) or extends;
+    - float to integer: truncates toward zero and saturates to the signed
+      range (+inf and values above it give MAX, -inf and below give MIN);
+      NaN gives 0;
+    - integer to float: converts the signed value, rounding to nearest even;
+    - integer to integer: sign-extends to a wider type, wraps (keeps the low
+      bits) to a narrower one;
+    - to `i1`: `x != 0` (NaN is true, -0.0 false); from `i1`: true is 1.
 
     ```mlir
     %h = dlvm.cast %x to f16 : tensor<4xf32>

@@ -72,7 +72,10 @@ def _relu(x):
 
 
 def _sign(x):
-    return x if x.dtype == np.bool_ else np.sign(x)
+    if x.dtype == np.bool_:
+        return x
+    s = np.sign(x)
+    return np.where(x == 0, x, s) if x.dtype.kind == "f" else s  # +-0.0 unchanged
 
 
 def _abs(x):
