@@ -49,6 +49,10 @@ class CompileOptions:
     """dlvm-checkpoint policy for gradient functions (see dlvm_mlir.transforms.checkpoint)."""
     checkpoint_budget: str = ""
     """Residual memory budget with ``checkpoint="min-recompute"`` (e.g. "1MiB")."""
+    check_bounds: bool = field(default_factory=lambda: _env_flag("DLVM_MLIR_CHECK_BOUNDS"))
+    """Guard tensor accesses at run-time indices (dlvm-check-bounds): an
+    out-of-range index raises an ExecutionError naming the op; default from
+    ``$DLVM_MLIR_CHECK_BOUNDS`` (off)."""
 
     def __post_init__(self) -> None:
         if self.target not in TARGETS:
@@ -59,6 +63,10 @@ class CompileOptions:
 
         if self.checkpoint not in POLICIES:
             raise CompileError(f"unknown checkpoint policy '{self.checkpoint}' (expected one of {', '.join(POLICIES)})")
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "0").lower() not in ("0", "false", "off", "no", "")
 
 
 def _has_derivative_declarations(module: ir.Module) -> bool:
@@ -87,7 +95,8 @@ def stage_optimize(module: ir.Module, options: CompileOptions) -> None:
 
 
 def stage_linalg(module: ir.Module, options: CompileOptions) -> None:
-    run_pipeline(module, "builtin.module(dlvm-to-linalg,canonicalize,cse)")
+    checks = ",dlvm-check-bounds" if options.check_bounds else ""
+    run_pipeline(module, f"builtin.module(dlvm-to-linalg,canonicalize,cse{checks})")
 
 
 STAGES: dict[str, Callable[[ir.Module, CompileOptions], None]] = {
@@ -124,7 +133,7 @@ def _guarded(work: Callable[[], Any], text: str, options: CompileOptions, filena
     reproduce = (
         f"import dlvm_mlir; dlvm_mlir.compile(open(PATH).read(), target={options.target!r}, "
         f"optimize={options.optimize}, threads={options.threads}, checkpoint={options.checkpoint!r}, "
-        f"checkpoint_budget={options.checkpoint_budget!r})"
+        f"checkpoint_budget={options.checkpoint_budget!r}, check_bounds={options.check_bounds})"
     )
     return crash_guard.isolated(
         work, source=text, filename=filename, reproduce=reproduce,
@@ -193,12 +202,15 @@ def compile(  # noqa: A001 - the public name mirrors the issue's API
     threads: int | None = None,
     checkpoint: str = "save-everything",
     checkpoint_budget: str = "",
+    check_bounds: bool | None = None,
     filename: str = "<input>",
 ) -> Executable:
     """Compile DLVM IR (text or module) for ``target`` ("cpu" or "cuda").
 
     ``checkpoint`` / ``checkpoint_budget`` choose what gradient functions save
     for their reverse sweep (dlvm-checkpoint's ``policy`` and ``budget``).
+    ``check_bounds``: an out-of-range run-time index raises ExecutionError
+    instead of reading or writing out of bounds (default: ``$DLVM_MLIR_CHECK_BOUNDS``).
     Results are cached in process (keyed by IR text and options); the CPU back
     end also caches the lowered code on disk.
     """
@@ -208,6 +220,7 @@ def compile(  # noqa: A001 - the public name mirrors the issue's API
         threads=threads or CompileOptions().threads,
         checkpoint=checkpoint,
         checkpoint_budget=checkpoint_budget,
+        check_bounds=CompileOptions().check_bounds if check_bounds is None else check_bounds,
     )
     key = _key(source, options)
     if key in _EXECUTABLES:

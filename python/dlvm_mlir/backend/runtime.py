@@ -326,14 +326,38 @@ class _CallState:
         self.descriptors = tuple(descriptors)
 
 
+#: the bounds checks' ABI (``dlvm-check-bounds``): the global that compiled code
+#: stores the number of a failed check in, and the module attribute listing
+#: the checks (check n is entry n - 1). ``ExecutionEngine.raw_lookup(name)``
+#: finds ``_mlir_<name>`` (the packed wrappers' prefix), hence the global's prefix.
+ERROR_GLOBAL = "_mlir___dlvm_bounds_error"
+CHECKS_ATTR = "dlvm.bounds_checks"
+
+
+class _BoundsChecks:
+    """The run-time index checks of a module (``dlvm-check-bounds``): the error slot and what each check guards."""
+
+    def __init__(self, engine: ExecutionEngine, module: ir.Module) -> None:
+        attrs = module.operation.attributes
+        self.checks = [ir.StringAttr(a).value for a in attrs[CHECKS_ATTR]] if CHECKS_ATTR in attrs else []
+        address = engine.raw_lookup(ERROR_GLOBAL.removeprefix("_mlir_")) if self.checks else 0
+        self.slot = ctypes.c_int64.from_address(address) if address else None
+
+    def raise_if_failed(self, function: str) -> None:
+        failed, self.slot.value = self.slot.value, 0
+        if failed:
+            raise ExecutionError(f"@{function}: index out of bounds in {self.checks[failed - 1]}")
+
+
 class _EntryPoint:
     """One callable entry point of a :class:`CpuExecutable`."""
 
-    def __init__(self, signature: FunctionSignature, address: int) -> None:
+    def __init__(self, signature: FunctionSignature, address: int, bounds: _BoundsChecks | None = None) -> None:
         self.signature = signature
         self._address = address
         self._local = threading.local()
         self._n_inputs = len(signature.inputs)
+        self._bounds = bounds
 
     def _state(self) -> _CallState:
         state = getattr(self._local, "state", None)
@@ -358,6 +382,8 @@ class _EntryPoint:
         outputs = [_empty(spec.shape or (), spec.dtype) for spec in sig.results]
         arrays += outputs
         _dlvm.invoke(self._address, state.address, state.descriptors, arrays, first_output)
+        if self._bounds is not None:
+            self._bounds.raise_if_failed(sig.name)
         if not outputs:
             return None
         if len(outputs) == 1:
@@ -427,6 +453,8 @@ class CpuExecutable:
         except RuntimeError as exc:
             raise ExecutionError(f"could not create the execution engine: {exc}") from exc
         _bind_runtime_functions(engine)
+        bounds = _BoundsChecks(engine, llvm_module)
+        self._bounds = bounds if bounds.slot is not None else None
         # the caller runs one task of each parallel loop; the pool the others
         _dlvm.reserve_async_workers(threads - 1)
         self._engine = engine
@@ -446,7 +474,7 @@ class CpuExecutable:
             address = self._engine.raw_lookup(entry_symbol(name))
             if not address:
                 raise ExecutionError(f"entry point @{name} is missing from the compiled code")
-            entry = _EntryPoint(signature, address)
+            entry = _EntryPoint(signature, address, getattr(self, "_bounds", None))
             self._entries[name] = entry
         return entry
 

@@ -33,6 +33,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--output", type=Path, metavar="NPZ", help="save the results to a .npz file")
     parser.add_argument("--target", default="cpu", choices=("cpu", "cuda"))
     parser.add_argument("--no-optimize", action="store_true", help="skip dlvm-optimize")
+    parser.add_argument("--check-bounds", action="store_true",
+                        help="report an out-of-range run-time index (dlvm-check-bounds) instead of accessing it")
     parser.add_argument("--check-gradients", action="store_true",
                         help="compare the entry's synthesized gradients with finite differences")
     return parser
@@ -76,7 +78,8 @@ def run(argv: list[str] | None = None) -> int:
     from ..compiler import compile as compile_program
 
     exe = compile_program(
-        text, args.target, optimize=not args.no_optimize, filename=str(args.file)
+        text, args.target, optimize=not args.no_optimize, filename=str(args.file),
+        check_bounds=args.check_bounds or None,
     )
     results = exe[args.entry](*inputs)
     results = results if isinstance(results, tuple) else (results,)

@@ -1,0 +1,135 @@
+"""dlvm-check-bounds: guard every tensor access at a run-time index.
+
+``tensor.extract`` and ``tensor.insert`` whose indices are not constants
+(function arguments, loop counters, values read from tensors) are wrapped
+in a check: when every index is within its dimension the access runs as
+before; otherwise it is skipped (an extract yields zero, an insert leaves
+the tensor unchanged) and the check's number is stored in the module's
+global ``@__dlvm_bounds_error``. Compiled code never touches memory out of
+bounds; the caller (``CpuExecutable``) reads the global after each call and
+raises an ``ExecutionError`` naming the op and its source location, listed
+in the module attribute ``dlvm.bounds_checks`` (check ``n`` is entry
+``n - 1``).
+
+Accesses inside ``linalg`` bodies are not checked: the lowering computes
+their indices from the iteration space.
+
+    dlvm-opt --dlvm-check-bounds model.mlir
+    dlvm_mlir.compile(text, check_bounds=True)
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, memref, scf, tensor
+
+from dlvm_mlir.backend.runtime import CHECKS_ATTR, ERROR_GLOBAL
+from dlvm_mlir.errors import source_location
+from dlvm_mlir.passes import ModulePass, register_pass
+
+__all__ = ["CheckBounds"]
+_ACCESSES = ("tensor.extract", "tensor.insert")
+
+
+def _is_constant(value: ir.Value) -> bool:
+    owner = value.owner
+    return isinstance(owner, (ir.OpView, ir.Operation)) and owner.operation.name == "arith.constant"
+
+
+def _inside_linalg(op: ir.Operation) -> bool:
+    parent = op.parent
+    while parent is not None and parent.name != "func.func":
+        if parent.name.startswith("linalg."):
+            return True
+        parent = parent.parent
+    return False
+
+
+def _accesses(module: ir.Operation) -> list[ir.Operation]:
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name in _ACCESSES and not _inside_linalg(op):
+            indices = list(op.operands)[1:] if op.name == "tensor.extract" else list(op.operands)[2:]
+            if not all(_is_constant(i) for i in indices):
+                found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
+
+
+def _describe(op: ir.Operation) -> str:
+    where = source_location(op.location)
+    return f"'{op.name}' at {where}" if where else f"'{op.name}'"
+
+
+def _in_bounds(source: ir.Value, indices: list[ir.Value]) -> ir.Value:
+    """``0 <= i_d < dim(source, d)`` for every index, as one i1."""
+    ok = None
+    shape = ir.RankedTensorType(source.type).shape
+    for d, index in enumerate(indices):
+        extent = arith.constant(ir.IndexType.get(), shape[d]) if shape[d] >= 0 else tensor.dim(source, arith.constant(ir.IndexType.get(), d))
+        # one unsigned comparison: a negative index is a huge unsigned one
+        below = arith.cmpi(arith.CmpIPredicate.ult, index, extent)
+        ok = below if ok is None else arith.andi(ok, below)
+    return ok
+
+
+def _record(check: int) -> None:
+    slot = memref.get_global(ir.MemRefType.get([], ir.IntegerType.get_signless(64)), ERROR_GLOBAL)
+    memref.store(arith.constant(ir.IntegerType.get_signless(64), check), slot, [])
+
+
+def _zero(element: ir.Type) -> ir.Value:
+    if isinstance(element, (ir.IntegerType, ir.IndexType)):
+        return arith.constant(element, 0)
+    return arith.constant(element, 0.0)
+
+
+def _guard(op: ir.Operation, check: int) -> None:
+    """Wrap ``op`` in ``scf.if`` on its indices being in bounds."""
+    operands = list(op.operands)
+    if op.name == "tensor.extract":
+        source, indices, fallback = operands[0], operands[1:], None
+    else:
+        source, indices, fallback = operands[1], operands[2:], operands[1]
+    with ir.InsertionPoint(op), op.location:
+        ok = _in_bounds(source, indices)
+        result_type = op.results[0].type
+        branch = scf.IfOp(ok, [result_type], has_else=True)
+        with ir.InsertionPoint(branch.else_block):
+            _record(check)
+            scf.YieldOp([fallback if fallback is not None else _zero(result_type)])
+        with ir.InsertionPoint(branch.then_block):
+            yield_op = scf.YieldOp([op.results[0]])
+        op.results[0].replace_all_uses_except(branch.results[0], yield_op.operation)
+        op.move_before(yield_op)
+
+
+@register_pass
+class CheckBounds(ModulePass):
+    name = "dlvm-check-bounds"
+    summary = "Guard tensor.extract/insert at run-time indices; an out-of-range index is reported, never accessed"
+
+    def run(self, module: ir.Operation) -> None:
+        accesses = _accesses(module)
+        if not accesses:
+            return
+        body = module.regions[0].blocks[0]
+        checks = [ir.StringAttr(a).value for a in module.attributes[CHECKS_ATTR]] if CHECKS_ATTR in module.attributes else []
+        with ir.Location.unknown():
+            if not any(op.name == "memref.global" and ir.StringAttr(op.attributes["sym_name"]).value == ERROR_GLOBAL
+                       for op in body.operations):
+                i64 = ir.IntegerType.get_signless(64)
+                scalar = ir.RankedTensorType.get([], i64)
+                with ir.InsertionPoint.at_block_begin(body):
+                    memref.GlobalOp(
+                        sym_name=ERROR_GLOBAL,
+                        type_=ir.MemRefType.get([], i64),
+                        initial_value=ir.DenseElementsAttr.get_splat(scalar, ir.IntegerAttr.get(i64, 0)),
+                    )
+        for op in accesses:
+            checks.append(_describe(op))
+            _guard(op, len(checks))
+        module.attributes[CHECKS_ATTR] = ir.ArrayAttr.get([ir.StringAttr.get(c) for c in checks])
