@@ -28,6 +28,7 @@ import struct
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -209,7 +210,12 @@ def isolated(
     err_r, err_w = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
-    pid = os.fork()
+    with warnings.catch_warnings():
+        # JAX (and Python >= 3.12 with threads) warn at every fork; the child
+        # runs only the compiler, never their threads
+        warnings.filterwarnings("ignore", message=r".*fork\(\)", category=RuntimeWarning)
+        warnings.filterwarnings("ignore", message=r".*fork\(\)", category=DeprecationWarning)
+        pid = os.fork()
     if pid == 0:
         os.close(status_r)
         os.close(err_r)
