@@ -140,3 +140,27 @@ func.func @float_min_max() -> (tensor<4xf64>, tensor<4xf64>, tensor<4xf64>) {
   %2 = dlvm.relu %c : tensor<4xf64>
   return %0, %1, %2 : tensor<4xf64>, tensor<4xf64>, tensor<4xf64>
 }
+
+// -----
+
+// On i1, relu, abs and sign are the identity (false < true), also on non-constants;
+// on integer constants: relu is max(x, 0), |MIN| wraps to MIN, sign is -1/0/1; not folds
+// non-splat constants.
+// CHECK-LABEL: func.func @int_unary
+// CHECK-SAME: (%[[B:.*]]: tensor<4xi1>)
+// CHECK-DAG: %[[R:.*]] = dlvm.constant dense<[0, 0, 5, 127]> : tensor<4xi8>
+// CHECK-DAG: %[[A:.*]] = dlvm.constant dense<[-128, 1, 5, 127]> : tensor<4xi8>
+// CHECK-DAG: %[[S:.*]] = dlvm.constant dense<[-1, -1, 1, 1]> : tensor<4xi8>
+// CHECK-DAG: %[[N:.*]] = dlvm.constant dense<[127, 0, -6, -128]> : tensor<4xi8>
+// CHECK: return %[[B]], %[[B]], %[[B]], %[[R]], %[[A]], %[[S]], %[[N]]
+func.func @int_unary(%b: tensor<4xi1>) -> (tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi8>, tensor<4xi8>, tensor<4xi8>, tensor<4xi8>) {
+  %0 = dlvm.relu %b : tensor<4xi1>
+  %1 = dlvm.abs %b : tensor<4xi1>
+  %2 = dlvm.sign %b : tensor<4xi1>
+  %i = dlvm.constant dense<[-128, -1, 5, 127]> : tensor<4xi8>
+  %3 = dlvm.relu %i : tensor<4xi8>
+  %4 = dlvm.abs %i : tensor<4xi8>
+  %5 = dlvm.sign %i : tensor<4xi8>
+  %6 = dlvm.not %i : tensor<4xi8>
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi8>, tensor<4xi8>, tensor<4xi8>, tensor<4xi8>
+}
