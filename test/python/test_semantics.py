@@ -168,6 +168,13 @@ def bool_source(n: int) -> str:
   %sg = dlvm.sign %y : {t}
   return %c0, %c1, %c2, %c3, %c4, %c5, %mn, %mx, %r, %sm, %a, %sg : {types}
 }}
+func.func @s_bool_scan(%x: {t}) -> ({t}, {t}, {ttype(n - 1, "i1")}, {ttype(n - 1, "i1")}) {{
+  %0 = dlvm.scan max %x dim 0 : {t}
+  %1 = dlvm.scan min %x dim 0 : {t}
+  %2 = dlvm.reduce_window max %x window [2] strides [1] padding none : {t}
+  %3 = dlvm.reduce_window min %x window [2] strides [1] padding none : {t}
+  return %0, %1, %2, %3 : {t}, {t}, {ttype(n - 1, "i1")}, {ttype(n - 1, "i1")}
+}}
 func.func @s_bool_reduce(%x: {t}) -> ({rtypes}) {{
   %rmax = dlvm.reduce max %x dims [0] : {t}
   %rmin = dlvm.reduce min %x dims [0] : {t}
@@ -201,6 +208,11 @@ def test_bool_reductions(how, n):
     t, f = np.array(True), np.array(False)
     for i, (g, w) in enumerate(zip(got, [t, f, t, t, f, f], strict=True)):
         assert_same(g, w, f"result {i}")
+    x = tiled(BOOL_X, n, "i1")
+    got = EVALUATORS[how](bool_source(n), "s_bool_scan", x)
+    want = [np.logical_or.accumulate(x), np.logical_and.accumulate(x), x[:-1] | x[1:], x[:-1] & x[1:]]
+    for name, g, w in zip(["scan max", "scan min", "window max", "window min"], got, want, strict=True):
+        assert_same(g, w, name)
 
 
 # --------------------------------------------------------------------------
