@@ -43,23 +43,28 @@ def lgamma(x) -> np.ndarray:
 
 
 def digamma(x) -> np.ndarray:
-    """d/dx ln Gamma(x): the algorithm of the dlvm constant folder.
+    """d/dx ln Gamma(x), as the compiled code computes it (up to its Taylor series at the root).
 
     NaN at non-positive integers; reflection ``psi(1 - x) - pi / tan(pi x)``
-    for x < 0.5; recurrence ``psi(x) = psi(x + 1) - 1/x`` up to x >= 6; then
-    the asymptotic series ``ln x - 1/(2x) - sum B2k / (2k x^2k)`` (5 terms).
+    for x < 0.5; recurrence ``psi(x) = psi(x + 1) - 1/x`` up to x >= 10; then
+    the asymptotic series ``ln x - 1/(2x) - sum B2k / (2k x^2k)`` through k = 7
+    (truncation below 1e-17 relative; with 5 terms from x >= 6 the error was
+    about 1e-12).
     """
     x = np.asarray(x, dtype=np.float64)
     pole = (x <= 0) & (x == np.floor(x))
     refl = x < 0.5
     y = np.where(refl, 1.0 - x, x)
     r = np.zeros_like(y)
-    for _ in range(6):  # y >= 0.5 reaches 6 in at most 6 steps
-        small = y < 6
+    for _ in range(10):  # y >= 0.5 reaches 10 in at most 10 steps
+        small = y < 10
         r = r - np.where(small, 1.0 / y, 0.0)
         y = np.where(small, y + 1.0, y)
     f = 1.0 / (y * y)
-    series = f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f / 132))))
+    poly = 691.0 / 32760 - f / 12
+    for c in (1.0 / 132, 1.0 / 240, 1.0 / 252, 1.0 / 120, 1.0 / 12):
+        poly = c - f * poly
+    series = f * poly
     out = r + np.log(y) - 0.5 / y - series
     out = np.where(refl, out - np.pi / np.tan(np.pi * x), out)
     return np.where(pole, np.nan, out)
