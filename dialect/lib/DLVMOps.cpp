@@ -1146,13 +1146,19 @@ static Attribute castFloat(APFloat v, Type to) {
 }
 
 /// dlvm.cast of one integer element: i1 is 0 or 1 (unsigned), other integers
-/// are signed; to float rounds to nearest even (one rounding); to a narrower
-/// integer wraps (keeps the low bits); to i1 is `x != 0`.
+/// are signed; to float rounds to nearest even, once, except to bf16, which
+/// goes through f32 (two roundings, as compiled code, the interpreter and
+/// XLA compute it); to a narrower integer wraps (keeps the low bits); to i1
+/// is `x != 0`.
 static Attribute castInt(const APInt &v, Type to) {
   bool isBool = v.getBitWidth() == 1;
   if (auto toF = dyn_cast<FloatType>(to)) {
-    APFloat f(toF.getFloatSemantics());
+    const llvm::fltSemantics &sem =
+        isa<BFloat16Type>(to) ? APFloat::IEEEsingle() : toF.getFloatSemantics();
+    APFloat f(sem);
     (void)f.convertFromAPInt(v, /*IsSigned=*/!isBool, APFloat::rmNearestTiesToEven);
+    bool lost;
+    (void)f.convert(toF.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
     return FloatAttr::get(to, f);
   }
   unsigned width = cast<IntegerType>(to).getWidth();

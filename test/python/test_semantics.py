@@ -378,6 +378,20 @@ def test_int_casts_wrap(how, n):
     assert_same(got[4], b.astype(np.float64), "i1 -> f64")
 
 
+def test_int_to_bf16_rounds_through_f32():
+    """As XLA: 2^24 + 2^16 + 1 -> f32 2^24 + 2^16 (tie to even) -> bf16 2^24 (tie to even)."""
+    src = """func.func @s_bf(%x: tensor<3xi32>) -> tensor<3xf32> {
+  %b = dlvm.cast %x to bf16 : tensor<3xi32>
+  %r = dlvm.cast %b to f32 : tensor<3xbf16>
+  return %r : tensor<3xf32>
+}
+"""
+    x = np.array([2**24 + 2**16 + 1, -(2**24 + 2**16 + 1), 2**24 + 2**16 + 2**15], np.int32)
+    want = np.array([2.0**24, -(2.0**24), 2.0**24 + 2**17], np.float32)
+    for how, fn in EVALUATORS.items():
+        assert_same(fn(src, "s_bf", x)[0], want, how)
+
+
 # --------------------------------------------------------------------------
 # Float min/max: NaN propagates
 # --------------------------------------------------------------------------

@@ -530,7 +530,8 @@ def DLVM_CastOp : DLVM_Op<"cast", [Pure, Elementwise,
     - float to integer: truncates toward zero and saturates to the signed
       range (+inf and values above it give MAX, -inf and below give MIN);
       NaN gives 0;
-    - integer to float: converts the signed value, rounding to nearest even;
+    - integer to float: converts the signed value, rounding to nearest even
+      (to `bf16` through f32, rounding twice, as XLA);
     - integer to integer: sign-extends to a wider type, wraps (keeps the low
       bits) to a narrower one;
     - to `i1`: `x != 0` (NaN is true, -0.0 false); from `i1`: true is 1.

@@ -111,8 +111,11 @@ func.func @float_to_int() -> (tensor<11xi8>, tensor<11xi32>, tensor<11xi64>, ten
 // CHECK-DAG: %[[F:.*]] = dlvm.constant dense<[0x4B800000, -1.000000e+00]> : tensor<2xf32>
 // CHECK-DAG: %[[T:.*]] = dlvm.constant dense<[1, 0]> : tensor<2xi32>
 // CHECK-DAG: %[[TF:.*]] = dlvm.constant dense<[1.000000e+00, 0.000000e+00]> : tensor<2xf64>
-// CHECK: return %[[N]], %[[F]], %[[T]], %[[TF]]
-func.func @int_casts() -> (tensor<3xi8>, tensor<2xf32>, tensor<2xi32>, tensor<2xf64>) {
+// To bf16 through f32, as compiled code, the interpreter and XLA: 2^24 + 2^16 + 1 rounds
+// to 2^24 + 2^16 (a tie in bf16), then to 2^24 (one rounding would give 2^24 + 2^17).
+// CHECK-DAG: %[[BF:.*]] = dlvm.constant dense<[1.677720e+07, -1.677720e+07]> : tensor<2xbf16>
+// CHECK: return %[[N]], %[[F]], %[[T]], %[[TF]], %[[BF]]
+func.func @int_casts() -> (tensor<3xi8>, tensor<2xf32>, tensor<2xi32>, tensor<2xf64>, tensor<2xbf16>) {
   %i = dlvm.constant dense<[300, -129, 65535]> : tensor<3xi32>
   %0 = dlvm.cast %i to i8 : tensor<3xi32>
   %l = dlvm.constant dense<[16777217, -1]> : tensor<2xi64>
@@ -120,7 +123,9 @@ func.func @int_casts() -> (tensor<3xi8>, tensor<2xf32>, tensor<2xi32>, tensor<2x
   %b = dlvm.constant dense<[true, false]> : tensor<2xi1>
   %2 = dlvm.cast %b to i32 : tensor<2xi1>
   %3 = dlvm.cast %b to f64 : tensor<2xi1>
-  return %0, %1, %2, %3 : tensor<3xi8>, tensor<2xf32>, tensor<2xi32>, tensor<2xf64>
+  %t = dlvm.constant dense<[16842753, -16842753]> : tensor<2xi32>
+  %4 = dlvm.cast %t to bf16 : tensor<2xi32>
+  return %0, %1, %2, %3, %4 : tensor<3xi8>, tensor<2xf32>, tensor<2xi32>, tensor<2xf64>, tensor<2xbf16>
 }
 
 // -----
