@@ -7,7 +7,7 @@ DEPS_STAMP := $(VENV)/.deps-stamp
 BUILD_STAMP := $(VENV)/.build-stamp
 NATIVE_SOURCES := CMakeLists.txt $(wildcard cmake/*.cmake) $(shell find dialect -type f 2>/dev/null)
 
-.PHONY: all build test lit pytest demo bench docs clean
+.PHONY: all build test lit pytest demo bench docs fuzz clean
 
 all: build
 
@@ -45,6 +45,10 @@ docs: build
 
 demo: build
 	$(PY) examples/train_digits.py
+
+# Mutation fuzzing of the whole compiler for 10 minutes (docs/fuzzing.md); results in fuzz-out/.
+fuzz: build
+	$(PY) -m dlvm_mlir.tools.fuzz --time 600 --seed 1 --out fuzz-out
 
 clean:
 	rm -rf build $(VENV)
