@@ -17,9 +17,10 @@ returned as is, several (or none) as a tuple. Arguments are numpy arrays (or
 scalars / nested lists), converted to the parameter's element type when the
 conversion is a same-kind cast; static dimensions are checked.
 
-An op the interpreter does not implement, or one that fails (integer division
-by zero, out-of-bounds slice, ...), raises :class:`InterpreterError` naming
-the op and its location. The ``dlvm.random`` generator is specified in
+An op the interpreter does not implement, or one that fails (an undefined
+``arith`` integer division by zero, an out-of-bounds slice, ...), raises
+:class:`InterpreterError` naming the op and its location; ``dlvm`` ops are
+defined everywhere (``dlvm.div`` by zero is -1, as XLA: see the op docs). The ``dlvm.random`` generator is specified in
 :mod:`dlvm_mlir.interpreter.rng`.
 
 The dispatch tables (:data:`OPS`, :data:`TERMINATORS`) map op names to small
