@@ -979,12 +979,12 @@ def test_zero_sized(case):
 # The same cases through the project's CPU back end (dlvm_mlir.backend)
 # --------------------------------------------------------------------------
 # The groups below pass through compile_cpu. Not yet included (back-end
-# issues, reported): f64 log1p/expm1 lose precision for tiny x (lowered as
-# log(1+x)/exp(x)-1); rank-4 batched dot (collapse_shape + batch_matmul +
+# issues, reported): rank-4 batched dot (collapse_shape + batch_matmul +
 # expand_shape) hangs in the vector lowering; the shape, reduction and
 # convolution groups hang in LLVM lowering or fail to create the engine.
 
 BACKEND_GROUPS = {
+    "unary_f64": UNARY_F64,
     "unary_f32": UNARY_F32,
     "unary_f16": UNARY_F16,
     "unary_int": UNARY_INT,

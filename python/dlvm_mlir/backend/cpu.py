@@ -25,7 +25,8 @@ with ``dump_dir=``, ``on_stage=`` or ``$DLVM_MLIR_DUMP_DIR``):
     matmul: named contractions stay named), elementwise producers of
     reductions.
 ``approximate-math``
-    f32 ``math.exp/log/tanh/erf`` become polynomial ``arith`` code
+    ``math.expm1/log1p`` become accurate f64 ``arith`` kernels; f32
+    ``math.exp/log/tanh/erf`` become polynomial ``arith`` code
     (:mod:`dlvm_mlir.backend.mathapprox`), so they vectorize.
 ``pack``
     the B operand of large contractions is copied into contiguous panels of
@@ -69,7 +70,7 @@ from dlvm_mlir.crash_guard import report_stage
 from dlvm_mlir.transforms.kernel_fusion import FusionOptions, fuse_linalg, normalize_linalg
 
 from .boolmem import widen_bool_memrefs
-from .mathapprox import approximate_math
+from .mathapprox import approximate_math, expand_accurate_math
 from .packing import pack_contractions
 from .reduction_split import split_reductions
 from .runtime import DEFINITION_PREFIX, ENTRY_PREFIX, ExecutionError, FunctionSignature, spec_from_type
@@ -274,9 +275,13 @@ def stage_fuse(module: ir.Module, options: CpuOptions) -> None:
 
 
 def stage_approximate_math(module: ir.Module, options: CpuOptions) -> None:
-    """f32/f16 exp, log, tanh, erf -> arith polynomials (vectorizable, no libm calls)."""
+    """expm1/log1p -> accurate f64 kernels (always: upstream lowers them to
+    exp(x) - 1 and log(1 + x)); with fast-math, f32/f16 exp, log, tanh, erf ->
+    arith polynomials (vectorizable, no libm calls)."""
+    count = expand_accurate_math(module)
     if options.fast_math_approximations:
-        approximate_math(module)
+        count += approximate_math(module)
+    if count:
         _run_passes(module, "canonicalize,cse")
 
 

@@ -55,13 +55,19 @@ func.func @math_ops(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   return %22 : tensor<2x3xf32>
 }
 
-// sigmoid = 1 / (1 + e^-x)
+// sigmoid = (x >= 0 ? 1 : e) / (1 + e), e = e^-|x| (no overflow, denormal
+// results kept), divided by the exact 1 + e with one FMA correction step.
 // CHECK-LABEL: func.func @sigmoid
 // CHECK: ^bb0(%[[X:.*]]: f32, %{{.*}}: f32):
-// CHECK: %[[N:.*]] = arith.negf %[[X]]
+// CHECK: %[[A:.*]] = math.absf %[[X]]
+// CHECK: %[[N:.*]] = arith.negf %[[A]]
 // CHECK: %[[E:.*]] = math.exp %[[N]]
+// CHECK: %[[P:.*]] = arith.cmpf oge, %[[X]]
+// CHECK: %[[NUM:.*]] = arith.select %[[P]], %{{.*}}, %[[E]]
 // CHECK: %[[D:.*]] = arith.addf %{{.*}}, %[[E]]
-// CHECK: %[[R:.*]] = arith.divf %{{.*}}, %[[D]]
+// CHECK: %[[Q:.*]] = arith.divf %[[NUM]], %[[D]]
+// CHECK: math.fma %{{.*}}, %[[D]], %[[NUM]]
+// CHECK: %[[R:.*]] = arith.addf %[[Q]], %{{.*}}
 // CHECK: linalg.yield %[[R]]
 func.func @sigmoid(%x: tensor<3xf32>) -> tensor<3xf32> {
   %r = dlvm.sigmoid %x : tensor<3xf32>
@@ -109,11 +115,14 @@ func.func @int_ops(%x: tensor<3xi32>) -> tensor<3xi32> {
   return %3 : tensor<3xi32>
 }
 
-// lgamma: Lanczos approximation with reflection; ln(pi) - ln|sin(pi x)| - lg(1 - x)
-// for x < 0.5, where sin is evaluated at x - rint(x).
+// lgamma: a series around 2 (with log1p and the recurrence) below 3.5,
+// Lanczos above; ln(pi) - ln|sin(pi x)| - lg(1 - x) for x < -1/2, where sin
+// is evaluated at x - rint(x).
 // CHECK-LABEL: func.func @lgamma_f64
 // CHECK: ^bb0(%[[X:.*]]: f64, %{{.*}}: f64):
 // CHECK: %[[REFL:.*]] = arith.cmpf olt, %[[X]]
+// CHECK: arith.constant 0.42278433509846713 : f64
+// CHECK: math.log1p
 // CHECK: arith.constant 676.5203681218851 : f64
 // CHECK: %[[RINT:.*]] = math.roundeven %[[X]] : f64
 // CHECK: arith.subf %[[X]], %[[RINT]]
@@ -126,20 +135,25 @@ func.func @lgamma_f64(%x: tensor<3xf64>) -> tensor<3xf64> {
   return %r : tensor<3xf64>
 }
 
-// f32 uses the shorter Numerical Recipes coefficients; f16 is computed in f32.
+// Every float type is computed in f64 (f16 through f32: a JIT without
+// compiler-rt lacks __truncdfhf2).
 // CHECK-LABEL: func.func @lgamma_f16
 // CHECK: ^bb0(%[[X:.*]]: f16, %{{.*}}: f16):
 // CHECK: %[[W:.*]] = arith.extf %[[X]] : f16 to f32
-// CHECK: arith.constant 76.1800919 : f32
-// CHECK: %[[R:.*]] = arith.truncf %{{.*}} : f32 to f16
+// CHECK: arith.extf %[[W]] : f32 to f64
+// CHECK: arith.constant 676.5203681218851 : f64
+// CHECK: %[[N:.*]] = arith.truncf %{{.*}} : f64 to f32
+// CHECK: %[[R:.*]] = arith.truncf %[[N]] : f32 to f16
 // CHECK: linalg.yield %[[R]] : f16
 func.func @lgamma_f16(%x: tensor<3xf16>) -> tensor<3xf16> {
   %r = dlvm.lgamma %x : tensor<3xf16>
   return %r : tensor<3xf16>
 }
 
-// digamma: reflection, an unrolled recurrence, the asymptotic series, NaN at poles.
+// digamma: an unrolled recurrence, the asymptotic series, a Taylor series at
+// the positive root, reflection for x < 0, NaN at poles.
 // CHECK-LABEL: func.func @digamma
+// CHECK: arith.constant 1.4616321449683622 : f64
 // CHECK: math.tan
 // CHECK: arith.constant 0x7FF8000000000000 : f64
 // CHECK: linalg.yield
