@@ -35,8 +35,9 @@ func.func @mm(%a: tensor<192x256xf32>, %b: tensor<256x160xf32>) -> tensor<192x16
 # Every kind of async object and await: a value made by a task, a group awaited
 # inside a coroutine (await_all in async.execute), a coroutine awaiting a token
 # and a value, blocking awaits, and an error token whose dependent task fails.
+# (@dlvm_f: CpuExecutable calls entry point f through _mlir_ciface_dlvm_f.)
 ASYNC_OPS = """
-func.func @f(%xm: memref<f32>, %out: memref<f32>, %err: memref<i32>) attributes {llvm.emit_c_interface} {
+func.func @dlvm_f(%xm: memref<f32>, %out: memref<f32>, %err: memref<i32>) attributes {llvm.emit_c_interface} {
   %x = memref.load %xm[] : memref<f32>
   %t0, %v0 = async.execute -> !async.value<f32> {
     %y = arith.mulf %x, %x : f32

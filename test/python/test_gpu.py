@@ -190,7 +190,7 @@ def test_op_has_kernels(name: str) -> None:
     """Each function's work is in kernels (named after the function) in the PTX."""
     group = next(g for g, names in GROUPS.items() if name in names)
     ptx = group_ptx(group)
-    assert f".entry t_{name}_kernel" in ptx
+    assert f".entry dlvm_t_{name}_kernel" in ptx
 
 
 # --------------------------------------------------------------------------
@@ -211,7 +211,7 @@ def test_mlp_gradient_ptx_is_accepted_by_ptxas(tmp_path: Path) -> None:
 
 def test_mlp_gradient_kernels() -> None:
     ptx = mlp_ptx()
-    assert ".entry loss_grad_kernel" in ptx and ".entry loss_kernel" in ptx
+    assert ".entry dlvm_loss_grad_kernel" in ptx and ".entry dlvm_loss_kernel" in ptx
     assert ".shared" in ptx and "bar.sync" in ptx  # shared-memory matmuls
     assert "fma.rn.f32" in ptx
     assert ".maxntid 1, 1, 1" in ptx  # the scalar tail (loss) runs on one thread
@@ -424,7 +424,7 @@ def test_translate_ptx(tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes
     status, _, err = _translate(capsysbinary, str(src), "--emit=ptx", "-o", str(out))
     assert status == 0, err.decode()
     text = out.read_text()
-    assert ".target sm_90" in text and ".entry mm_kernel" in text
+    assert ".target sm_90" in text and ".entry dlvm_mm_kernel" in text
 
 
 def test_translate_llvm_and_host_llvm(tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
@@ -464,7 +464,7 @@ def test_translate_runs_as_a_program(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-m", "dlvm_mlir.tools.translate", str(src), "--emit=ptx"],
                             capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
-    assert ".entry mm_kernel" in result.stdout
+    assert ".entry dlvm_mm_kernel" in result.stdout
 
 
 # --------------------------------------------------------------------------
@@ -631,12 +631,12 @@ def test_host_code_against_a_fake_driver(tmp_path: Path) -> None:
     kinds = [c[0] for c in calls]
     assert kinds.count("module_load") == 2  # one gpu.module per program (two programs)
     launches = [c for c in calls if c[0] == "launch"]
-    layer = [c for c in launches if c[1].startswith("layer_kernel")]
+    layer = [c for c in launches if c[1].startswith("dlvm_layer_kernel")]
     assert len(layer) == 3  # C = 0, the matmul, tanh
     matmul = [c for c in layer if c[5:8] == ["256", "1", "1"]]
     assert len(matmul) == 1
     assert all(int(c[5]) * int(c[6]) * int(c[7]) > 1 for c in layer)
-    loop = [c for c in launches if c[1].startswith("loop_kernel")]
+    loop = [c for c in launches if c[1].startswith("dlvm_loop_kernel")]
     assert len(loop) == 5  # copy in, tanh in each of the 3 iterations, copy out
     copies = [int(c[1]) for c in calls if c[0] == "memcpy"]
     # layer: x and w in, y out; scalar: x in, the element read on the host, the element
