@@ -10,6 +10,10 @@ norm of the finite-difference estimate)::
 
     report = check_gradients(text, "f", x, w, wrt=[1])
     report.assert_close(1e-6)
+
+By default the derivative is taken with respect to every floating-point
+argument. Bad input (IR that does not parse, an unknown function, a program
+that cannot be differentiated or run) raises a :class:`~dlvm_mlir.errors.DLVMError`.
 """
 
 from __future__ import annotations
@@ -25,7 +29,9 @@ from mlir.dialects import func
 import dlvm_mlir
 from dlvm_mlir.ad.synthesis import differentiate
 from dlvm_mlir.dialects.dlvm import DerivativeDecl
+from dlvm_mlir.errors import DLVMError
 from dlvm_mlir.interpreter import Interpreter
+from dlvm_mlir.tools.source import parse_module
 
 __all__ = ["DerivativeCheck", "check_gradients", "check_tangents"]
 
@@ -43,13 +49,21 @@ class DerivativeCheck:
     numeric: list[np.ndarray]
     errors: dict[int, float] = field(default_factory=dict)
     module: str = ""
+    #: the tolerance of :attr:`ok` and the default of :meth:`assert_close`
+    tolerance: float = 1e-6
 
     @property
     def worst(self) -> float:
         return max(self.errors.values(), default=0.0)
 
-    def assert_close(self, tolerance: float = 1e-6) -> None:
-        if self.worst <= tolerance:
+    @property
+    def ok(self) -> bool:
+        """Whether every error is within :attr:`tolerance` (NaN is not)."""
+        return all(e <= self.tolerance for e in self.errors.values())
+
+    def assert_close(self, tolerance: float | None = None) -> None:
+        tolerance = self.tolerance if tolerance is None else tolerance
+        if all(e <= tolerance for e in self.errors.values()):
             return
         lines = [f"{self.kind} of @{self.function}: worst relative error {self.worst:.3e} > {tolerance:.1e}"]
         for position, index in enumerate(self.wrt):
@@ -72,13 +86,19 @@ def check_gradients(
     seeds: Sequence[Any] | None = None,
     step: float = 1e-6,
     rng: int = 0,
+    tolerance: float = 1e-6,
+    filename: str = "<input>",
 ) -> DerivativeCheck:
-    """Compare a synthesized seedable gradient of ``function`` with central differences."""
+    """Compare a synthesized seedable gradient of ``function`` with central differences.
+
+    ``wrt`` defaults to every floating-point argument; ``filename`` names the
+    source in error messages.
+    """
     generator = np.random.default_rng(rng)
-    module = _parse_with_declaration(source, function, "gradient", wrt, from_, seedable=True)
-    interp = Interpreter(module, dtype=np.float64)
     inputs = [_as_array(a) for a in args]
-    wrt_list = list(range(len(inputs))) if wrt is None else list(wrt)
+    wrt_list = _float_arguments(inputs) if wrt is None else list(wrt)
+    module = _parse_with_declaration(source, function, "gradient", wrt_list, from_, True, filename, len(inputs))
+    interp = Interpreter(module, dtype=np.float64)
     outputs = _call(interp, function, inputs)
     results = list(range(len(outputs))) if from_ is None else [from_]
     seed_values = list(seeds) if seeds is not None else [_random_like(outputs[r], generator) for r in results]
@@ -90,7 +110,7 @@ def check_gradients(
 
     numeric = [_numeric_gradient(objective, inputs, i, step) for i in wrt_list]
     analytic_grads = [np.asarray(a) for a in analytic[: len(wrt_list)]]
-    report = DerivativeCheck("gradient", function, wrt_list, analytic_grads, numeric)
+    report = DerivativeCheck("gradient", function, wrt_list, analytic_grads, numeric, tolerance=tolerance)
     report.errors = {i: _relative_error(a, n) for i, a, n in zip(wrt_list, report.analytic, numeric)}
     report.module = str(module)
     return report
@@ -104,13 +124,15 @@ def check_tangents(
     from_: int | None = None,
     step: float = 1e-6,
     rng: int = 0,
+    tolerance: float = 1e-6,
+    filename: str = "<input>",
 ) -> DerivativeCheck:
     """Compare a synthesized JVP of ``function`` along a random direction with central differences."""
     generator = np.random.default_rng(rng)
-    module = _parse_with_declaration(source, function, "tangent", wrt, from_, seedable=False)
-    interp = Interpreter(module, dtype=np.float64)
     inputs = [_as_array(a) for a in args]
-    wrt_list = list(range(len(inputs))) if wrt is None else list(wrt)
+    wrt_list = _float_arguments(inputs) if wrt is None else list(wrt)
+    module = _parse_with_declaration(source, function, "tangent", wrt_list, from_, False, filename, len(inputs))
+    interp = Interpreter(module, dtype=np.float64)
     directions = [_random_like(inputs[i], generator) for i in wrt_list]
     analytic = _call(interp, _DERIVATIVE, inputs + directions)
     outputs = _call(interp, function, inputs)
@@ -124,32 +146,53 @@ def check_tangents(
 
     plus, minus = shifted(1.0), shifted(-1.0)
     numeric = [(np.asarray(plus[r], np.float64) - np.asarray(minus[r], np.float64)) / (2 * step) for r in results]
-    report = DerivativeCheck("tangent", function, results, [np.asarray(a) for a in analytic[: len(results)]], numeric)
+    report = DerivativeCheck(
+        "tangent", function, results, [np.asarray(a) for a in analytic[: len(results)]], numeric, tolerance=tolerance
+    )
     report.errors = {r: _relative_error(a, n) for r, a, n in zip(results, report.analytic, numeric)}
     report.module = str(module)
     return report
+
+
+def _float_arguments(inputs: list[np.ndarray]) -> list[int]:
+    return [i for i, a in enumerate(inputs) if np.issubdtype(np.asarray(a).dtype, np.floating)]
 
 
 def _parse_with_declaration(
     source: str | ir.Module,
     function: str,
     kind: str,
-    wrt: Sequence[int] | None,
+    wrt: Sequence[int],
     from_: int | None,
     seedable: bool,
+    filename: str = "<input>",
+    arity: int | None = None,
 ) -> ir.Module:
     """Parse ``source`` in a fresh context, declare the derivative to check, differentiate."""
     text = str(source) if isinstance(source, ir.Module) else source
     context = dlvm_mlir.make_context()
+    module = parse_module(text, context, filename)
     with context, ir.Location.unknown():
-        module = ir.Module.parse(text)
         primal = next(
-            op.operation
-            for op in module.body.operations
-            if op.operation.name == "func.func" and ir.StringAttr(op.operation.attributes["sym_name"]).value == function
+            (
+                op.operation
+                for op in module.body.operations
+                if op.operation.name == "func.func"
+                and ir.StringAttr(op.operation.attributes["sym_name"]).value == function
+            ),
+            None,
         )
+        if primal is None:
+            raise DLVMError(f"{filename}: no function @{function} to differentiate")
         primal_type = ir.FunctionType(ir.TypeAttr(primal.attributes["function_type"]).value)
-        decl = DerivativeDecl(kind, function, None if wrt is None else tuple(wrt), (), from_, seedable)
+        if arity is not None and arity != len(primal_type.inputs):
+            raise DLVMError(f"@{function} takes {len(primal_type.inputs)} argument(s), got {arity}")
+        if not wrt:
+            raise DLVMError(f"@{function}: no floating-point argument to differentiate with respect to")
+        bad = [i for i in wrt if not 0 <= i < len(primal_type.inputs)]
+        if bad:
+            raise DLVMError(f"@{function} has no argument #{bad[0]}")
+        decl = DerivativeDecl(kind, function, tuple(wrt), (), from_, seedable)
         declaration = func.FuncOp(
             _DERIVATIVE, decl.expected_type(primal_type), visibility="private", ip=ir.InsertionPoint(module.body)
         )
