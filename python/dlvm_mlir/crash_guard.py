@@ -77,10 +77,7 @@ def _picklable(exc: BaseException) -> BaseException:
 def _child(work: Callable[[], Any], status_w: int, err_w: int) -> None:
     global _status_fd
     code = 0
-    # Objects inherited from the parent must never be destroyed here: an
-    # MLIRContext whose thread pool had threads in the parent waits forever
-    # for them in its destructor.  The child is short-lived; no cyclic GC.
-    gc.disable()
+    # GC stays off (see isolated): the child is short-lived.
     faulthandler.disable()  # its report of a crash would bypass the captured stderr
     try:
         os.dup2(err_w, 2)
@@ -210,12 +207,22 @@ def isolated(
     err_r, err_w = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
-    with warnings.catch_warnings():
-        # JAX (and Python >= 3.12 with threads) warn at every fork; the child
-        # runs only the compiler, never their threads
-        warnings.filterwarnings("ignore", message=r".*fork\(\)", category=RuntimeWarning)
-        warnings.filterwarnings("ignore", message=r".*fork\(\)", category=DeprecationWarning)
-        pid = os.fork()
+    # No cyclic GC from here on in the child: the interpreter's own after-fork
+    # handlers already collect, and destroying an inherited MLIR object (a
+    # context whose thread pool had threads in the parent) crashes or hangs.
+    collecting = gc.isenabled()
+    gc.disable()
+    pid = -1
+    try:
+        with warnings.catch_warnings():
+            # JAX (and Python >= 3.12 with threads) warn at every fork; the
+            # child runs only the compiler, never their threads
+            warnings.filterwarnings("ignore", message=r".*fork\(\)", category=RuntimeWarning)
+            warnings.filterwarnings("ignore", message=r".*fork\(\)", category=DeprecationWarning)
+            pid = os.fork()
+    finally:
+        if collecting and pid != 0:
+            gc.enable()
     if pid == 0:
         os.close(status_r)
         os.close(err_r)
