@@ -402,3 +402,53 @@ def test_interpreter_runs_the_same_program():
     np.testing.assert_allclose(horner.interpret(x), horner(x))
     dw, db, y = layer_grad.interpret(X, W, B)
     np.testing.assert_allclose(dw, layer_grad(X, W, B)[0], rtol=1e-12)
+
+
+def test_indexing_with_a_staged_value_names_what_is_supported():
+    @dl.function
+    def row_sum(xs):
+        return dl.fori_loop(0, 4, lambda i, acc: acc + xs[i], xs[0] * 0.0)
+
+    with pytest.raises(dl.TracingError) as info:
+        row_sum(np.ones((4, 3)))
+    message = str(info.value)
+    assert "Ellipsis" not in message
+    assert "test_nnkit.py:" in message and "acc + xs[i]" in message
+    assert "indexing with a staged value (a tensor of dtype i32 and shape ()" in message
+    assert "Python ints, slices with positive steps" in message and "dl.where or a one-hot dl.dot" in message
+
+    @dl.function
+    def staged_slice(xs):
+        return dl.fori_loop(0, 2, lambda i, acc: acc + dl.reduce_sum(xs[i:]), dl.reduce_sum(xs) * 0.0)
+
+    with pytest.raises(dl.TracingError, match="indexing with a staged value"):
+        staged_slice(np.ones(5))
+
+
+@pytest.mark.parametrize(
+    "index,message",
+    [
+        (1.5, "cannot index with 1.5: tensors are indexed with Python ints"),
+        ([0, 1], "cannot index with a list"),
+        ((Ellipsis, 0, Ellipsis), "a single ellipsis"),
+        (slice(0.5, 2), "slice bound 0.5 is not a Python int"),
+        ((0, 0, 0), "too many indices \\(3\\) for a tensor of rank 2"),
+    ],
+)
+def test_unsupported_indices_are_staging_errors(index, message):
+    @dl.function
+    def pick(x):
+        return x[index]
+
+    with pytest.raises(dl.StagingError, match=message):
+        pick(np.ones((4, 3)))
+
+
+def test_supported_indices_still_work():
+    @dl.function
+    def picks(x):
+        return x[1], x[..., 0], x[None, 1:3], x[-1, ::2], x[np.int64(2)]
+
+    x = np.arange(12.0).reshape(4, 3)
+    for got, want in zip(picks(x), (x[1], x[..., 0], x[None, 1:3], x[-1, ::2], x[2])):
+        np.testing.assert_array_equal(got, want)

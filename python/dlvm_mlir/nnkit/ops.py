@@ -417,14 +417,48 @@ def broadcast_to(x: ArrayLike, shape: Sequence[int]) -> Tensor:
     return _emit("dl.broadcast_to", lambda loc: dlvm.broadcast_to(value, dims, loc=loc))
 
 
+_SUPPORTED_INDICES = (
+    "tensors are indexed with Python ints, slices with positive steps (bounds are Python ints), "
+    "'...' and None"
+)
+
+
+def _check_index_item(item: Any) -> None:
+    """Rejects what ``x[...]`` cannot index with, naming what it can."""
+    if item is None or item is Ellipsis:
+        return
+    if isinstance(item, Tensor):
+        raise TracingError(
+            f"indexing with a staged value (a tensor of dtype {item.dtype} and shape {tuple(item.shape)}; "
+            f"a dl.fori_loop counter is one) is not supported: {_SUPPORTED_INDICES}; for a staged "
+            "position use dl.where or a one-hot dl.dot"
+        )
+    if isinstance(item, builtins.slice):
+        for part in (item.start, item.stop, item.step):
+            if isinstance(part, Tensor):
+                _check_index_item(part)  # the staged-value message
+            if part is not None:
+                if not isinstance(part, (int, np.integer)) or isinstance(part, bool):
+                    raise TracingError(f"slice bound {part!r} is not a Python int: {_SUPPORTED_INDICES}")
+        return
+    if isinstance(item, (bool, np.bool_)) or not isinstance(item, (int, np.integer)):
+        shown = f"a {type(item).__name__}" if isinstance(item, (np.ndarray, list, tuple)) else repr(item)
+        raise TracingError(f"cannot index with {shown}: {_SUPPORTED_INDICES}")
+
+
 def getitem(x: Tensor, index: Any) -> Tensor:
     """``x[index]`` with ints, slices (positive steps), ``...`` and ``None``: a slice, then a reshape."""
     items = list(index) if isinstance(index, tuple) else [index]
+    for item in items:
+        _check_index_item(item)
+    if builtins.sum(1 for item in items if item is Ellipsis) > 1:
+        raise ShapeError("an index can only have a single ellipsis ('...')")
     consumed = builtins.sum(1 for item in items if item is not None and item is not Ellipsis)
     if consumed > x.ndim:
         raise ShapeError(f"too many indices ({consumed}) for a tensor of rank {x.ndim}")
-    if Ellipsis in items:
-        at = items.index(Ellipsis)
+    ellipsis = [at for at, item in enumerate(items) if item is Ellipsis]  # no `in`: Tensor.__eq__ stages
+    if ellipsis:
+        at = ellipsis[0]
         items[at : at + 1] = [builtins.slice(None)] * (x.ndim - consumed)
     else:
         items += [builtins.slice(None)] * (x.ndim - consumed)
@@ -435,8 +469,6 @@ def getitem(x: Tensor, index: Any) -> Tensor:
             result_shape.append(1)
             continue
         extent = x.shape[dim]
-        if isinstance(item, Tensor):
-            raise TracingError("indexing with a staged tensor is not supported; use dl.where or a one-hot dl.dot")
         if isinstance(item, builtins.slice):
             start, stop, step = item.indices(extent)
             if step <= 0:
