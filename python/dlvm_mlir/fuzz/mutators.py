@@ -215,6 +215,8 @@ def int_literal(t: Target) -> str | None:
         new = old + t.rng.choice((-2, -1, 1, 2))
     else:
         new = -old
+    if new == old:
+        new = old + 1
     return _replace_span(t.text, start, end, str(new))
 
 

@@ -12,6 +12,8 @@ every ``recycle`` programs and after each crash or timeout.
 
 from __future__ import annotations
 
+import faulthandler
+import gc
 import multiprocessing
 import os
 import re
@@ -31,6 +33,11 @@ _MEMORY_LIMIT = 12 << 30
 
 def _serve(conn: Any, log_path: str, tmp_dir: str, handlers: dict[str, Callable[[Any], Any]]) -> None:
     """The worker's loop (in the child)."""
+    # Objects inherited from the parent are never collected here (gc.freeze): when the
+    # parent had used MLIR (a test process), destroying its contexts in the child
+    # crashes or hangs. The fuzzer's own parent process never touches MLIR.
+    gc.freeze()
+    faulthandler.disable()
     try:
         fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         os.dup2(fd, 1)
