@@ -438,17 +438,17 @@ def test_float_reduce_extrema_nan(how, n):
     assert_same(got[2], np.array(-3.0), "reduce min")
 
 
-@pytest.mark.parametrize("how", ["interpreter", "folded"])
-def test_float_min_max_signed_zero(how):
+@pytest.mark.parametrize("how,n", [("compiled", 7), ("compiled", 1000), ("interpreter", 7), ("folded", 7)])
+def test_float_min_max_signed_zero(how, n):
     """IEEE 754-2019 minimum/maximum: -0.0 < +0.0 (arith.minimumf/maximumf, XLA)."""
-    x = np.array([0.0, -0.0, -0.0, 0.0, 0.0, -0.0, -0.0])
-    y = np.array([-0.0, 0.0, -0.0, 0.0, -0.0, 0.0, 0.0])
-    got = EVALUATORS[how](minmax_source(7), "s_minmax", x, y)
+    x = np.resize(np.array([0.0, -0.0, -0.0, 0.0, 0.0, -0.0, -0.0]), n)
+    y = np.resize(np.array([-0.0, 0.0, -0.0, 0.0, -0.0, 0.0, 0.0]), n)
+    got = EVALUATORS[how](minmax_source(n), "s_minmax", x, y)
     np.testing.assert_array_equal(np.signbit(got[0]), np.signbit(x) | np.signbit(y))
     np.testing.assert_array_equal(np.signbit(got[1]), np.signbit(x) & np.signbit(y))
     assert not np.signbit(got[2]).any()  # relu(-0.0) = +0.0
-    if how == "interpreter":  # reductions are not folded
-        got = EVALUATORS[how](minmax_source(7), "s_extrema", x, y)
+    if how != "folded":  # reductions are not folded
+        got = EVALUATORS[how](minmax_source(n), "s_extrema", x, y)
         assert not np.signbit(got[1])  # the max of {+0, -0} is +0
         assert np.signbit(got[2])  # the min of {+0, -0} is -0
 

@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 #: bump when the pipeline changes the code it generates
-BACKEND_VERSION = "7"
+BACKEND_VERSION = "8"
 
 
 @dataclass

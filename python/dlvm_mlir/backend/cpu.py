@@ -460,7 +460,11 @@ def stage_to_llvm(module: ir.Module, options: CpuOptions) -> None:
     """Everything else to the LLVM dialect."""
     _run_passes(
         module,
-        "convert-scf-to-cf,expand-strided-metadata,lower-affine,arith-expand,"
+        "convert-scf-to-cf,expand-strided-metadata,lower-affine,"
+        # minimumf/maximumf to llvm.intr.minimum/maximum (IEEE 754-2019: -0 < +0,
+        # NaN propagates) before arith-expand rewrites them as a compare and
+        # select that ignores the sign of zero
+        "convert-arith-to-llvm,arith-expand,"
         "convert-math-to-llvm,convert-math-to-libm,"
         "convert-vector-to-llvm{reassociate-fp-reductions},"
         f"finalize-memref-to-llvm{{use-generic-functions={str(options.caching_allocator).lower()}}},"
