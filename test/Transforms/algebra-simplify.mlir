@@ -297,3 +297,33 @@ func.func @transposed_dots(%a: tensor<3x2xf32>, %b: tensor<3x4xf32>, %c: tensor<
   %2 = dlvm.transpose %d2 : tensor<2x4xf32>
   return %0, %1, %2 : tensor<4x2xf32>, tensor<2x4xf32>, tensor<4x2xf32>
 }
+
+// The rules see through arith.constant splats as well as dlvm.constant ones
+// (x + 0, 1 * x, x ^ 2, x / 1, 0 - i); a non-splat constant is left alone.
+// CHECK-LABEL: func.func @arith_constants
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>, %[[I:.*]]: tensor<4xi32>)
+// CHECK-DAG: %[[MIXED:.*]] = arith.constant dense<{{\[\[}}0.000000e+00, 1.000000e+00
+// CHECK-DAG: %[[SQ:.*]] = dlvm.mul %[[X]], %[[X]]
+// CHECK-DAG: %[[N:.*]] = dlvm.neg %[[I]]
+// CHECK-DAG: %[[A:.*]] = dlvm.add %[[X]], %[[MIXED]]
+// CHECK: return %[[X]], %[[X]], %[[SQ]], %[[X]], %[[N]], %[[A]]
+// STRICT-LABEL: func.func @arith_constants
+// STRICT-SAME: (%[[X:.*]]: tensor<2x3xf32>, %[[I:.*]]: tensor<4xi32>)
+// STRICT: %[[N:.*]] = dlvm.neg %[[I]]
+// STRICT: return %{{.*}}, %[[X]], %{{.*}}, %[[X]], %[[N]], %{{.*}}
+func.func @arith_constants(%x: tensor<2x3xf32>, %i: tensor<4xi32>)
+    -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<4xi32>, tensor<2x3xf32>) {
+  %zero = arith.constant dense<0.0> : tensor<2x3xf32>
+  %one = arith.constant dense<1.0> : tensor<f32>
+  %two = arith.constant dense<2.0> : tensor<2x3xf32>
+  %izero = arith.constant dense<0> : tensor<4xi32>
+  %mixed = arith.constant dense<[[0.0, 1.0, 0.0], [0.0, 0.0, 0.0]]> : tensor<2x3xf32>
+  %0 = dlvm.add %x, %zero : tensor<2x3xf32>, tensor<2x3xf32>
+  %1 = dlvm.mul %one, %x : tensor<f32>, tensor<2x3xf32>
+  %2 = dlvm.pow %x, %two : tensor<2x3xf32>, tensor<2x3xf32>
+  %3 = dlvm.div %x, %one : tensor<2x3xf32>, tensor<f32>
+  %4 = dlvm.sub %izero, %i : tensor<4xi32>, tensor<4xi32>
+  %5 = dlvm.add %x, %mixed : tensor<2x3xf32>, tensor<2x3xf32>
+  return %0, %1, %2, %3, %4, %5
+      : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<4xi32>, tensor<2x3xf32>
+}

@@ -20,6 +20,8 @@ from dlvm_mlir.dialects import dlvm
 __all__ = [
     "BINARY_OPS",
     "BROADCASTING_OPS",
+    "CONSTANT_OPS",
+    "constant_attr",
     "keeps_result_shape",
     "rebuilt",
     "with_operands",
@@ -75,15 +77,33 @@ def producer(value: ir.Value, *classes: type[ir.OpView]) -> ir.OpView | None:
     return view if isinstance(view, classes) else None
 
 
+CONSTANT_OPS = ("dlvm.constant", "arith.constant")
+"""The constant-like ops the rules look through (``value`` attribute)."""
+
+
+def constant_attr(value: ir.Value) -> ir.Attribute | None:
+    """The ``value`` attribute of the ``dlvm.constant`` or ``arith.constant`` defining ``value``."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return None
+    op = owner.operation
+    if op.name not in CONSTANT_OPS or "value" not in op.attributes:
+        return None
+    return op.attributes["value"]
+
+
 def splat_value(value: ir.Value) -> float | int | None:
-    """The element of a splat ``dlvm.constant`` (integers signed, ``true`` is -1), else None."""
-    constant = producer(value, dlvm.ConstantOp)
-    if constant is None or not isinstance(constant.value, ir.DenseElementsAttr):
+    """The element of a splat constant (``dlvm.constant`` or ``arith.constant``; integers
+    signed, ``true`` is -1), else None."""
+    attr = constant_attr(value)
+    if attr is None:
         return None
-    attr = ir.DenseElementsAttr(constant.value)
-    if not attr.is_splat:
+    if isinstance(attr, (ir.FloatAttr, ir.IntegerAttr, ir.BoolAttr)):
+        element = attr  # a scalar arith.constant
+    elif isinstance(attr, ir.DenseElementsAttr) and ir.DenseElementsAttr(attr).is_splat:
+        element = ir.DenseElementsAttr(attr).get_splat_value()
+    else:
         return None
-    element = attr.get_splat_value()
     if isinstance(element, ir.FloatAttr):
         return element.value
     if isinstance(element, ir.IntegerAttr):
