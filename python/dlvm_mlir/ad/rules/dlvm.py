@@ -714,8 +714,6 @@ def _convolve(x, k, strides, padding, lhs_dilation, rhs_dilation, groups) -> ir.
 @adjoint("dlvm.convolve")
 def _convolve_adjoint(r) -> None:
     conv = _Conv(r.op)
-    if any(p < 0 for p in conv.padding):
-        raise r.fail("with negative padding")
     if r.wants(0):
         r.accumulate(0, _conv_input_grad(conv, r.g, r.x(1)))
     if r.wants(1):
@@ -732,7 +730,8 @@ def _conv_input_grad(conv: _Conv, g: ir.Value, kernel: ir.Value) -> ir.Value:
     K = rd(k-1)+1, output m, padding lo): the gradient wrt the dilated input is
     a convolution of g (lhs_dilation s) with padding (K-1-lo, N+lo-(m-1)s-1)
     and rhs_dilation rd; negative pads become slices. Then every ld-th element
-    is the gradient wrt the input.
+    is the gradient wrt the input. A negative forward lo (a crop of the dilated
+    input) needs nothing special: the formulas hold for either sign.
     """
     groups = conv.groups
     o, cg = conv.kernel_shape[0], conv.kernel_shape[1]
