@@ -95,15 +95,22 @@ class Fuzzer:
         self.start = time.monotonic()
         self.reduce_time = 0.0
         self.corpus: Corpus | None = None
+        self.corpus_crashes: list[dict[str, str]] = []
 
     # -- corpus ---------------------------------------------------------------
     def load_corpus(self) -> Corpus:
-        """Annotate every piece in the worker (a piece that crashes it is kept as invalid)."""
+        """Annotate every piece in the worker; a piece that crashes it (a test of the crash
+        guard, say) is left out and listed in the summary under ``corpus_crashes``."""
         pieces = load_pieces(self.config.corpus)
         annotated = []
         for piece in pieces:
             status, result, _ = self.worker.request("annotate", piece, self.config.timeout)
-            annotated.append(result if status == "done" else dict(piece, valid=False, funcs=[], ops=[], values=[]))
+            if status == "done":
+                annotated.append(result)
+            else:
+                message = result if status == "crash" else "timeout"
+                self.corpus_crashes.append({"piece": piece["id"], "status": status,
+                                            "message": _gist(message or "")})
         self.corpus = Corpus(annotated)
         if not self.corpus.valid:
             raise RuntimeError(f"no program under {self.config.corpus} parses")
@@ -124,7 +131,8 @@ class Fuzzer:
         master = random.Random(self.config.seed)
         last_progress = time.monotonic()
         self._log(f"dlvm-fuzz: seed {self.config.seed}, corpus {len(corpus.valid)} programs "
-                  f"(+{len(corpus.invalid)} that do not verify) from {self.config.corpus}/")
+                  f"(+{len(corpus.invalid)} that do not verify, {len(self.corpus_crashes)} left out "
+                  f"that crash the parser) from {self.config.corpus}/")
         try:
             while not self._done():
                 index = self.programs
@@ -192,9 +200,11 @@ class Fuzzer:
         if "inputs" in outcome:
             meta["inputs"] = outcome["inputs"]
         if is_bad(cls, stage):
-            failure = self.failures.get(sig)
+            # miscompiles are told apart by the corpus program they came from
+            key = f"{sig}|{piece['id']}" if cls == "miscompile" else sig
+            failure = self.failures.get(key)
             if failure is None:
-                failure = self.failures[sig] = Failure(sig, cls, stage, outcome.get("message", ""), first=index)
+                failure = self.failures[key] = Failure(sig, cls, stage, outcome.get("message", ""), first=index)
                 self._save_failure(failure, outcome["text"], pseed, meta)
                 self._log(f"dlvm-fuzz: new failure #{len(self.failures)}: {cls} in {stage}: "
                           f"{_gist(outcome.get('message', ''))}  -> {failure.reproducer}")
@@ -256,7 +266,8 @@ class Fuzzer:
             "located_after_parse": sorted(self.located.values(), key=lambda e: -e["count"]),
             "mutators": {name: dict(stats) for name, stats in sorted(self.mutator_stats.items())},
             "corpus": {"valid": len(self.corpus.valid) if self.corpus else 0,
-                       "invalid": len(self.corpus.invalid) if self.corpus else 0},
+                       "invalid": len(self.corpus.invalid) if self.corpus else 0,
+                       "crashes": self.corpus_crashes},
             "worker_starts": self.worker.starts,
         }
 

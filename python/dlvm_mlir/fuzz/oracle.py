@@ -136,7 +136,11 @@ def signature(cls: str, stage: str, message: str) -> str:
         gist = match.group(1) if match else message.split("\n")[0]
         return f"{cls}|{stage}|{normalize(gist)}"
     if cls == "miscompile":
-        return f"{cls}|{stage}|{normalize(message.split(':')[0] if message else '')}"
+        # which kind of function differs: a synthesized VJP or JVP, or a primal one
+        match = re.search(r"@(\S+) ", message)
+        name = match.group(1) if match else ""
+        kind = "vjp" if "__fz_grad" in name else "jvp" if "__fz_jvp" in name else "function"
+        return f"{cls}|{stage}|{kind}"
     return f"{cls}|{stage}|{normalize(_first_error_line(message))}"
 
 

@@ -1,0 +1,218 @@
+"""Regression tests for what dlvm-fuzz found (docs/fuzzing.md), minimized from its reproducers.
+
+Each test states the behaviour that should hold. Those marked ``xfail(strict=True)`` fail
+today: when the bug is fixed the test passes, pytest reports it as XPASS(strict) and the
+marker must be removed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dlvm_mlir
+from dlvm_mlir.errors import DLVMError
+from dlvm_mlir.interpreter import run as interpret
+
+FILE = "finding.mlir"
+
+
+def _fuzz_bug(reason: str):
+    return pytest.mark.xfail(strict=True, reason=f"dlvm-fuzz finding, not fixed yet: {reason}")
+
+
+def _located_error(text: str, **compile_kwargs) -> str:
+    """The message of the DLVMError that compiling ``text`` raises; it must name a line and not be an ICE."""
+    with pytest.raises(DLVMError) as info:
+        exe = dlvm_mlir.compile(text, filename=FILE, **compile_kwargs)
+        for name in exe.function_names:
+            exe[name]
+    message = str(info.value)
+    assert "internal compiler error" not in message
+    assert f"{FILE}:" in message and f"{FILE}:0:0" not in message, message
+    return message
+
+
+@_fuzz_bug("the CPU back end (fusion + vectorize) reduces a constant splat to one element's value")
+def test_reduce_over_a_constant_splat():
+    text = """
+func.func @g() -> tensor<3x1xf32> {
+  %0 = dlvm.constant dense<1.0> : tensor<3x2x1xf32>
+  %1 = dlvm.reduce add %0 dims [1] : tensor<3x2x1xf32>
+  return %1 : tensor<3x1xf32>
+}
+"""
+    np.testing.assert_array_equal(dlvm_mlir.compile(text)["g"](), np.full((3, 1), 2.0, np.float32))
+
+
+@_fuzz_bug("AD seeds a dynamically shaped result with a splat constant: ValueError from the bindings")
+def test_gradient_of_a_dynamically_shaped_function_is_no_traceback():
+    text = """
+func.func @f(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %a = dlvm.exp %x : tensor<?xf32>
+  return %a : tensor<?xf32>
+}
+func.func private @f_grad(tensor<?xf32>) -> tensor<?xf32>
+    attributes {dlvm.gradient = #dlvm.gradient<of @f>}
+"""
+    try:
+        dlvm_mlir.compiler.lower(text, until="ad", filename=FILE)
+    except DLVMError as err:
+        assert f"{FILE}:" in str(err)
+
+
+@_fuzz_bug("AD of an scf.for with a constant step of 0: ZeroDivisionError in the trip count")
+def test_gradient_of_a_loop_with_step_zero_is_no_traceback():
+    text = """
+func.func @f(%x: f32) -> f32 {
+  %lb = arith.constant 0 : index
+  %ub = arith.constant 1 : index
+  %st = arith.constant 0 : index
+  %z = scf.for %i = %lb to %ub step %st iter_args(%acc = %x) -> (f32) {
+    %y = math.log %acc : f32
+    scf.yield %y : f32
+  }
+  return %z : f32
+}
+func.func private @f_grad(f32, f32) -> f32
+    attributes {dlvm.gradient = #dlvm.gradient<of @f seedable>}
+"""
+    try:
+        dlvm_mlir.compiler.lower(text, until="ad", filename=FILE)
+    except DLVMError as err:
+        assert f"{FILE}:" in str(err)
+
+
+@_fuzz_bug("dlvm.squeeze_shape's type inference reads the shape at a negative dim (SIGSEGV while parsing)")
+def test_squeeze_shape_at_a_negative_dim_is_a_located_error():
+    _located_error("""
+func.func @f(%a: tensor<4x1xf32>) -> tensor<4xf32> {
+  %0 = dlvm.squeeze_shape %a at -2 : tensor<4x1xf32>
+  return %0 : tensor<4xf32>
+}
+""")
+
+
+@_fuzz_bug("dlvm.concatenate's type inference adds a dynamic size to a static one (RankedTensorType assertion)")
+def test_concatenate_of_a_dynamic_dim_is_no_crash():
+    text = """
+func.func @f(%a: tensor<3x?xf32>, %b: tensor<3x2xf32>) -> tensor<3x?xf32> {
+  %0 = dlvm.concatenate %a, %b axis 1 : tensor<3x?xf32>, tensor<3x2xf32>
+  return %0 : tensor<3x?xf32>
+}
+"""
+    try:
+        dlvm_mlir.compiler.lower(text, until="linalg", filename=FILE)
+    except DLVMError as err:
+        assert "internal compiler error" not in str(err)
+
+
+@_fuzz_bug("the gradient of a function on a zero-size tensor crashes One-Shot Bufferize (SIGSEGV)")
+def test_gradient_on_a_zero_size_tensor_compiles():
+    text = """
+func.func @negf(%x: tensor<0xf32>) -> tensor<0xf32> {
+  %z = arith.negf %x : tensor<0xf32>
+  return %z : tensor<0xf32>
+}
+func.func private @negf_grad(tensor<0xf32>, tensor<0xf32>) -> (tensor<0xf32>, tensor<0xf32>)
+    attributes {dlvm.gradient = #dlvm.gradient<of @negf keeping [0] seedable>}
+"""
+    exe = dlvm_mlir.compile(text)
+    dx, y = exe["negf_grad"](np.zeros(0, np.float32), np.zeros(0, np.float32))
+    assert dx.shape == (0,) and y.shape == (0,)
+
+
+@_fuzz_bug("the gradient of a CFG loop leaves a ub.poison tensor that One-Shot Bufferize rejects (unlocated)")
+def test_gradient_of_a_cfg_loop_compiles():
+    text = """
+func.func @cfg(%x: tensor<f32>, %n: i32) -> tensor<f32> {
+  %c1 = arith.constant 1 : i32
+  cf.br ^head(%x, %n : tensor<f32>, i32)
+^head(%v: tensor<f32>, %i: i32):
+  %c = arith.cmpi slt, %i, %n : i32
+  cf.cond_br %c, ^body, ^exit
+^body:
+  %w = dlvm.sin %v : tensor<f32>
+  %i2 = arith.addi %i, %c1 : i32
+  cf.br ^head(%w, %i2 : tensor<f32>, i32)
+^exit:
+  return %v : tensor<f32>
+}
+func.func private @cfg_grad(tensor<f32>, i32, tensor<f32>) -> tensor<f32>
+    attributes {dlvm.gradient = #dlvm.gradient<of @cfg wrt [0] seedable>}
+"""
+    exe = dlvm_mlir.compile(text)
+    assert exe["cfg_grad"](np.float32(0.5), np.int32(2), np.float32(1.0)) is not None
+
+
+@_fuzz_bug("an entry point with bf16 arguments is rejected without a location")
+def test_bf16_entry_point_error_is_located():
+    _located_error("""
+func.func @two(%x: tensor<3xbf16>) -> tensor<3xbf16> {
+  %s = dlvm.sin %x : tensor<3xbf16>
+  return %s : tensor<3xbf16>
+}
+""")
+
+
+@_fuzz_bug("an entry point with a dynamically shaped argument is rejected without a location")
+def test_dynamic_entry_point_error_is_located():
+    _located_error("""
+func.func @f(%t: tensor<7x?xf32>) -> tensor<7x?xf32> {
+  return %t : tensor<7x?xf32>
+}
+""")
+
+
+@_fuzz_bug("a public function calling a body-less function compiles, then calling it says "
+           "'entry point @calls_external is missing from the compiled code' (no location)")
+def test_calling_an_external_function_is_a_located_error():
+    _located_error("""
+func.func private @external(tensor<f32>) -> tensor<f32>
+func.func @calls_external(%x: tensor<f32>) -> tensor<f32> {
+  %y = func.call @external(%x) : (tensor<f32>) -> tensor<f32>
+  return %y : tensor<f32>
+}
+""")
+
+
+@_fuzz_bug("the interpreter's reduce_window fails on a zero-size input (numpy ValueError)")
+def test_interpreter_reduce_window_on_a_zero_size_input():
+    text = """
+func.func @f(%y: tensor<0x2x5x5xf32>) -> tensor<0x2x3x3xf32> {
+  %1 = dlvm.reduce_window max %y window [1, 1, 2, 2] strides [1, 1, 2, 2] padding half : tensor<0x2x5x5xf32>
+  return %1 : tensor<0x2x3x3xf32>
+}
+"""
+    assert interpret(text, "f", np.zeros((0, 2, 5, 5), np.float32)).shape == (0, 2, 3, 3)
+
+
+@_fuzz_bug("dlvm.broadcast_to's type inference builds a tensor type with a negative size (assertion while parsing)")
+def test_broadcast_to_a_negative_size_is_a_located_error():
+    _located_error("""
+func.func @f(%s: tensor<f32>) -> tensor<6x10xf32> {
+  %0 = dlvm.broadcast_to %s to [-6, 10] : tensor<f32>
+  return %0 : tensor<6x10xf32>
+}
+""")
+
+
+@_fuzz_bug("the reverse sweep of an scf.for over a zero-size tensor writes its tape with an "
+           "out-of-bounds tensor.insert_slice (offset INT64_MIN): the verifier rejects dlvm-differentiate's output")
+def test_gradient_of_a_loop_over_a_zero_size_tensor():
+    text = """
+func.func @f(%x: tensor<0xf64>) -> tensor<f64> {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %i = %c0 to %c3 step %c1 iter_args(%h = %x) -> (tensor<0xf64>) {
+    %t = dlvm.sin %h : tensor<0xf64>
+    scf.yield %t : tensor<0xf64>
+  }
+  %s = dlvm.reduce add %r dims [0] : tensor<0xf64>
+  return %s : tensor<f64>
+}
+func.func private @f_grad(tensor<0xf64>) -> tensor<0xf64>
+    attributes {dlvm.gradient = #dlvm.gradient<of @f>}
+"""
+    dlvm_mlir.compiler.lower(text, until="ad", filename=FILE)
