@@ -191,6 +191,16 @@ def test_compare_ignores_ill_conditioned_elements():
     assert compare_results("f", compiled, reference, cancel, [x], "tensor<2xf32>", rng) is None
 
 
+def test_compare_ignores_overflow_at_the_edge_of_the_range():
+    rng = np.random.default_rng(0)
+    compiled = np.array([np.inf, 1.0], np.float32)
+    reference = np.array([3.0e38, 1.0], np.float32)
+    exact = lambda args: np.array([3.0e38, 1.0])  # noqa: E731
+    assert compare_results("f", compiled, reference, exact, [reference], "tensor<2xf32>", rng) is None
+    early = np.array([1.0e37, 1.0], np.float32)
+    assert compare_results("f", compiled, early, lambda a: early.astype(np.float64), [early], "tensor<2xf32>", rng)
+
+
 def test_tolerance_follows_the_least_precise_type():
     assert tolerance_for("tensor<4xf64>")[0] < tolerance_for("tensor<4xf32>")[0] < tolerance_for("tensor<2xf16>")[0]
     assert tolerance_for("%x : bf16")[0] > tolerance_for("tensor<2xf16>")[0]

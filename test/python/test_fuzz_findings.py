@@ -216,3 +216,16 @@ func.func private @f_grad(tensor<0xf64>) -> tensor<0xf64>
     attributes {dlvm.gradient = #dlvm.gradient<of @f>}
 """
     dlvm_mlir.compiler.lower(text, until="ad", filename=FILE)
+
+
+@_fuzz_bug("i1 dlvm.dot: compiled code ORs the products, the interpreter adds them modulo 2")
+def test_i1_dot_agrees_with_the_interpreter():
+    text = """
+func.func @b(%a: tensor<2x2xi1>, %b: tensor<2x2xi1>) -> tensor<2x2xi1> {
+  %0 = dlvm.dot %a, %b : tensor<2x2xi1>, tensor<2x2xi1>
+  return %0 : tensor<2x2xi1>
+}
+"""
+    a = np.array([[True, True], [True, False]])
+    b = np.ones((2, 2), bool)
+    np.testing.assert_array_equal(dlvm_mlir.compile(text)["b"](a, b), interpret(text, "b", a, b))

@@ -312,6 +312,13 @@ def compare_results(
     for i in bad:
         g, w = got[i], want[i]
         mask = _mismatch(g, w, rtol, atol)
+        if g.dtype.kind == "f":
+            # at the edge of the range: one side overflowed, the other is within 1/16 of the
+            # largest finite value (a different summation order decides; not reported)
+            big = float(np.finfo(g.dtype).max) / 16
+            with np.errstate(all="ignore"):
+                gf, wf = g.astype(np.float64), w.astype(np.float64)
+                mask &= ~((np.isinf(gf) & (np.abs(wf) > big)) | (np.isinf(wf) & (np.abs(gf) > big)))
         if exact is not None:
             extra = 32 * spreads[i]
             mask &= _mismatch(g, w, rtol, atol, extra)
