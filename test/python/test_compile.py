@@ -361,3 +361,10 @@ func.func @f(%x: tensor<4x4xf32>) -> tensor<16xf32> {{
         lower(src)
     # the process is alive and compiles the next program
     assert dlvm_mlir.compile(DENSE)["f"](rand(4, 8), rand(8, 3), rand(1, 3)).shape == (4, 3)
+
+
+def test_unsupported_entry_point_types_are_located() -> None:
+    src = "func.func @f(%x: tensor<3xbf16>) -> tensor<3xbf16> {\n  return %x : tensor<3xbf16>\n}\n"
+    with pytest.raises(ExecutionError) as info:
+        dlvm_mlir.compile(src, filename="bf.mlir")
+    assert str(info.value) == "bf.mlir:1:1: error: @f: unsupported element type at an entry point: tensor<3xbf16>"

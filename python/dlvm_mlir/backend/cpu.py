@@ -67,6 +67,7 @@ from mlir.dialects import linalg as linalg_d
 from mlir.dialects import bufferization as bufferization_d
 
 from dlvm_mlir.crash_guard import report_stage
+from dlvm_mlir.errors import source_location
 from dlvm_mlir.transforms.kernel_fusion import FusionOptions, fuse_linalg, normalize_linalg
 
 from .boolmem import widen_bool_memrefs
@@ -175,7 +176,7 @@ def entry_point_signatures(module: ir.Module) -> list[FunctionSignature]:
             inputs = tuple(spec_from_type(t) for t in ftype.inputs)
             results = tuple(spec_from_type(t) for t in ftype.results)
         except ExecutionError as exc:
-            raise ExecutionError(f"@{name}: {exc}") from exc
+            raise ExecutionError(f"@{name}: {exc}", source_location(fn.location)) from exc
         signatures.append(FunctionSignature(name=name, inputs=inputs, results=results))
     return signatures
 

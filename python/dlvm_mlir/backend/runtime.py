@@ -36,7 +36,7 @@ from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
 from .. import _dlvm
-from ..errors import DLVMError
+from ..errors import DLVMError, SourceLocation
 
 __all__ = [
     "ExecutionError",
@@ -72,7 +72,19 @@ def entry_symbol(name: str) -> str:
 
 class ExecutionError(DLVMError):
     """A compiled function was called with arguments that do not fit its type,
-    or a compiled module could not be turned into executable code."""
+    or a compiled module could not be turned into executable code.
+
+    ``location``: the source position the error is about, when there is one
+    (it then prefixes the message).
+    """
+
+    def __init__(self, message: str, location: SourceLocation | None = None) -> None:
+        self.message = message
+        self.location = location
+        super().__init__(f"{location}: error: {message}" if location else message)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.message, self.location))
 
 
 # element type name (as printed by MLIR) -> numpy dtype

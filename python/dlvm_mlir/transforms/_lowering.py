@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from mlir import ir
 
-from dlvm_mlir.errors import DiagnosticError, Diagnostic
+from dlvm_mlir.errors import Diagnostic, DiagnosticError, SourceLocation
 from dlvm_mlir.passes import ModulePass, run_pipeline
 
 __all__ = [
@@ -76,13 +76,18 @@ def report_failure(pass_: ModulePass, module: ir.Operation, what: str, exc: Base
     One error at ``module`` (``what: first line of the exception``), then each
     error diagnostic the exception carries at its original position.
     """
-    pass_.emit_error(module, f"{what}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+    where = getattr(exc, "location", None)  # ExecutionError's source position
+    message = getattr(exc, "message", None) if where is not None else str(exc)
+    first_line = message.splitlines()[0] if message else type(exc).__name__
+    pass_.emit_error(_at(module, where), f"{what}: {first_line}")
     for diag in _diagnostics_of(exc):
-        at: ir.Operation | ir.Location = module
-        if diag.location is not None:
-            where = diag.location
-            at = ir.Location.file(where.filename, where.line, where.column, context=module.context)
-        pass_.emit_error(at, diag.message)
+        pass_.emit_error(_at(module, diag.location), diag.message)
+
+
+def _at(module: ir.Operation, where: SourceLocation | None) -> ir.Operation | ir.Location:
+    if where is None:
+        return module
+    return ir.Location.file(where.filename, where.line, where.column, context=module.context)
 
 
 def has_derivative_declarations(module: ir.OpView | ir.Module) -> bool:
