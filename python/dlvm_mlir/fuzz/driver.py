@@ -274,6 +274,8 @@ class Fuzzer:
 
 def _gist(message: str) -> str:
     lines = [line.strip() for line in message.split("\n") if line.strip()]
+    if "Traceback (most recent call last)" in message and lines:
+        return lines[-1][:240]
     for line in lines:
         if ": error: " in line or line.startswith(("miscompile", "Assertion")) or "Error" in line.split(":")[0]:
             return line[:240]
