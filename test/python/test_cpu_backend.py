@@ -1220,3 +1220,28 @@ def test_gradients_that_reverse_match_the_interpreter() -> None:
         interpreted = interpreted if isinstance(interpreted, (tuple, list)) else (interpreted,)
         for c, i in zip(compiled, interpreted, strict=True):
             np.testing.assert_allclose(c, i, rtol=1e-10, atol=1e-10, err_msg=name)
+
+
+@pytest.mark.parametrize("n,k", [(3, 2), (70, 1000), (1, 33), (5, 70000)])
+def test_reductions_of_loop_invariant_values(n: int, k: int) -> None:
+    """Sums of a constant or of a value broadcast along the reduced axis: after fusion the
+    body reads nothing that varies along the reduction, which the linalg vectorizer folds
+    to a single add (dlvm-fuzz found sum(ones(3, 2)) == 1); such ops stay scalar."""
+    exe = dlvm_mlir.compile(f"""
+        func.func @bcast(%x: tensor<{n}x1xf32>) -> tensor<{n}xf32> {{
+          %b = dlvm.broadcast_to %x to [{n}, {k}] : tensor<{n}x1xf32>
+          %e = dlvm.exp %b : tensor<{n}x{k}xf32>
+          %s = dlvm.reduce add %e dims [1] : tensor<{n}x{k}xf32>
+          return %s : tensor<{n}xf32>
+        }}
+        func.func @const() -> (tensor<{n}xf32>, tensor<f32>) {{
+          %0 = dlvm.constant dense<1.5> : tensor<{n}x{k}xf32>
+          %1 = dlvm.reduce add %0 dims [1] : tensor<{n}x{k}xf32>
+          %2 = dlvm.reduce max %0 dims [0, 1] : tensor<{n}x{k}xf32>
+          return %1, %2 : tensor<{n}xf32>, tensor<f32>
+        }}""")
+    x = rand(n, 1)
+    assert_close(exe["bcast"](x), np.exp(x[:, 0].astype(np.float64)) * k, rtol=1e-4)  # f32 sums of k terms
+    total, top = exe["const"]()
+    assert_close(total, np.full(n, 1.5 * k), rtol=1e-6)
+    assert float(top) == 1.5

@@ -179,6 +179,29 @@ def _has_transposed_input(maps: list[ir.AffineMap], n_inputs: int) -> bool:
     return False
 
 
+def _reduces_an_invariant(op: ir.Operation, maps: list[ir.AffineMap], n_inputs: int, iterators: tuple[str, ...]) -> bool:
+    """True for a reduction whose body reads nothing that varies along a reduction loop.
+
+    E.g. ``sum over k of 1.0`` after a fill was fused into the body: the
+    linalg vectorizer folds such a reduction to a single combine (it returns
+    ``init + 1.0`` instead of ``init + K``), so the op must stay scalar.
+    """
+    reductions = {d for d, kind in enumerate(iterators) if kind == "reduction"}
+    if not reductions or len(op.regions) != 1 or not op.regions[0].blocks:
+        return False
+    body = op.regions[0].blocks[0]
+    for index, amap in enumerate(maps[:n_inputs]):
+        varying = any(_dim_position(e) in reductions or not isinstance(e, ir.AffineDimExpr) for e in amap.results)
+        if varying and index < len(body.arguments) and list(body.arguments[index].uses):
+            return False
+    for inner in body.operations:
+        if inner.operation.name == "linalg.index" and ir.IntegerAttr(inner.attributes["dim"]).value in reductions:
+            return False
+        if inner.operation.name not in ("linalg.yield",) and inner.operation.name.split(".")[0] not in ("arith", "math"):
+            return False  # anything else (tensor.extract, calls, ...): be conservative, vectorize as usual
+    return True
+
+
 def analyze_linalg_op(op: ir.Operation) -> LoopNest | None:
     """Describe ``op``'s loop nest, or ``None`` for non-structured or dynamic ops."""
     maps_attr = linalg.get_indexing_maps(op)
@@ -199,7 +222,9 @@ def analyze_linalg_op(op: ir.Operation) -> LoopNest | None:
         "parallel" if d in output_dims else "reduction" for d in range(len(ranges))
     )
     widths = [_bit_width(_element_type(v.type)) for v in operands]
-    vectorizable = all(w is not None and w >= 8 for w in widths)
+    vectorizable = all(w is not None and w >= 8 for w in widths) and not _reduces_an_invariant(
+        op, maps, len(operands) - n_outputs, iterators
+    )
     element_bytes = max((w or 8) for w in widths) // 8
     return LoopNest(
         op_name=op.name,
