@@ -3,7 +3,7 @@
 // and the access is skipped (an extract yields 0, an insert keeps the tensor).
 // RUN: dlvm-opt %s --dlvm-check-bounds | FileCheck %s
 
-// CHECK: module attributes {dlvm.bounds_checks = ["'tensor.extract' at {{.*}}check-bounds.mlir:[[@LINE+16]]:8", "'tensor.insert' at {{.*}}check-bounds.mlir:[[@LINE+33]]:10"]}
+// CHECK: module attributes {dlvm.bounds_checks = ["'tensor.extract' at {{.*}}check-bounds.mlir:[[@LINE+16]]:8", "'tensor.insert' at {{.*}}check-bounds.mlir:[[@LINE+33]]:10", "'tensor.extract' at {{.*}}check-bounds.mlir:[[@LINE+54]]:8"]}
 // CHECK: memref.global @_mlir___dlvm_bounds_error : memref<i64> = dense<0>
 
 // CHECK-LABEL: func.func @extract
@@ -23,7 +23,7 @@ func.func @extract(%t: tensor<10xf32>, %i: index) -> f32 {
   return %v : f32
 }
 
-// Constant indices and accesses inside linalg bodies are not checked.
+// Constant indices in range and accesses inside linalg bodies are not checked.
 // CHECK-LABEL: func.func @insert_in_loop
 // CHECK: scf.for
 // CHECK: %[[D:.*]] = tensor.dim
@@ -48,5 +48,15 @@ func.func @insert_in_loop(%t: tensor<4x?xf32>, %n: index, %v: f32) -> tensor<4x?
 func.func @constant_index(%t: tensor<10xf32>) -> f32 {
   %c3 = arith.constant 3 : index
   %v = tensor.extract %t[%c3] : tensor<10xf32>
+  return %v : f32
+}
+
+// A constant index out of range is checked (found by dlvm-fuzz: 4294967296).
+// CHECK-LABEL: func.func @constant_out_of_range
+// CHECK: scf.if
+// CHECK: arith.constant 3 : i64
+func.func @constant_out_of_range(%t: tensor<10xf32>) -> f32 {
+  %big = arith.constant 4294967296 : index
+  %v = tensor.extract %t[%big] : tensor<10xf32>
   return %v : f32
 }

@@ -99,3 +99,14 @@ def test_dlvm_run_check_bounds(tmp_path) -> None:
     )
     assert result.returncode == 1, result.stderr
     assert "index out of bounds in 'tensor.extract' at" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_constant_index_out_of_range() -> None:
+    exe = dlvm_mlir.compile("""func.func @f(%x: tensor<4xf32>) -> f32 {
+  %y = dlvm.exp %x : tensor<4xf32>
+  %big = arith.constant 4294967296 : index
+  %v = tensor.extract %y[%big] : tensor<4xf32>
+  return %v : f32
+}""", check_bounds=True, filename="const.mlir")
+    with pytest.raises(ExecutionError, match="'tensor.extract' at const.mlir:4:8"):
+        exe["f"](np.zeros(4, np.float32))

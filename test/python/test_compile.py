@@ -368,3 +368,13 @@ def test_unsupported_entry_point_types_are_located() -> None:
     with pytest.raises(ExecutionError) as info:
         dlvm_mlir.compile(src, filename="bf.mlir")
     assert str(info.value) == "bf.mlir:1:1: error: @f: unsupported element type at an entry point: tensor<3xbf16>"
+
+
+def test_external_functions_resolve_to_loaded_symbols() -> None:
+    """A body-less function is linked to the process's symbol of that name (libm's sinf)."""
+    exe = dlvm_mlir.compile("""func.func private @sinf(f32) -> f32
+func.func @f(%x: f32) -> f32 {
+  %y = func.call @sinf(%x) : (f32) -> f32
+  return %y : f32
+}""")
+    assert exe["f"](np.float32(0.5)) == pytest.approx(np.sin(0.5), rel=1e-6)

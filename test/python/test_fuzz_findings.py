@@ -161,8 +161,6 @@ func.func @f(%t: tensor<7x?xf32>) -> tensor<7x?xf32> {
 """)
 
 
-@_fuzz_bug("a public function calling a body-less function compiles, then calling it says "
-           "'entry point @calls_external is missing from the compiled code' (no location)")
 def test_calling_an_external_function_is_a_located_error():
     _located_error("""
 func.func private @external(tensor<f32>) -> tensor<f32>

@@ -74,7 +74,14 @@ from .boolmem import widen_bool_memrefs
 from .mathapprox import approximate_math, expand_accurate_math
 from .packing import pack_contractions
 from .reduction_split import split_reductions
-from .runtime import DEFINITION_PREFIX, ENTRY_PREFIX, ExecutionError, FunctionSignature, spec_from_type
+from .runtime import (
+    DEFINITION_PREFIX,
+    ENTRY_PREFIX,
+    ExecutionError,
+    FunctionSignature,
+    spec_from_type,
+    symbol_is_loaded,
+)
 from .schedule import (
     PRE_BUFFERIZE_CLEANUP,
     OpScheduleRecord,
@@ -218,6 +225,17 @@ def _entry_wrapper_text(name: str, impl: str, ftype: ir.FunctionType) -> str:
     return "\n".join([header, *lines, "}"])
 
 
+def _check_externals(module: ir.Module) -> None:
+    """Functions still declared without a body (after symbol-dce: called ones) must be
+    symbols of the process, e.g. libm's ``sinf``."""
+    for fn in _functions(module):
+        name = ir.StringAttr(fn.attributes["sym_name"]).value
+        if len(fn.body.blocks) == 0 and not symbol_is_loaded(name):
+            raise ExecutionError(
+                f"@{name} is declared without a body and no loaded library defines it", source_location(fn.location)
+            )
+
+
 def stage_entry_points(module: ir.Module, options: CpuOptions) -> None:
     """Wrap each public function into a C-interface entry point and inline.
 
@@ -247,6 +265,7 @@ def stage_entry_points(module: ir.Module, options: CpuOptions) -> None:
                 op.detach_from_parent()
                 module.body.append(op)
     _run_passes(module, "inline,symbol-dce,canonicalize,cse")
+    _check_externals(module)
 
 
 # --------------------------------------------------------------------------

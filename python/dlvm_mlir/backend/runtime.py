@@ -187,6 +187,21 @@ def spec_from_type(value_type: ir.Type) -> ValueSpec:
     return ValueSpec(element=element, shape=shape)
 
 
+def symbol_is_loaded(name: str) -> bool:
+    """Whether compiled code can call an external function ``name``: the process
+    (libc, libm, ...), the runtime libraries or dlvm's own runtime define it."""
+    if name in _dlvm.buffer_functions() or name in _dlvm.async_runtime_functions():
+        return True
+    libraries = [None, *_runtime_libraries()]
+    for library in libraries:
+        try:
+            getattr(ctypes.CDLL(library), name)
+            return True
+        except (AttributeError, OSError):
+            continue
+    return False
+
+
 def runtime_library_dir() -> Path:
     """Directory of the MLIR runtime libraries shipped with the ``mlir`` wheel."""
     return Path(ir.__file__).resolve().parent / "lib"

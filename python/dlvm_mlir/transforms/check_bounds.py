@@ -1,7 +1,8 @@
 """dlvm-check-bounds: guard every tensor access at a run-time index.
 
 ``tensor.extract`` and ``tensor.insert`` whose indices are not constants
-(function arguments, loop counters, values read from tensors) are wrapped
+within the tensor's static shape (function arguments, loop counters, values
+read from tensors, constants out of range) are wrapped
 in a check: when every index is within its dimension the access runs as
 before; otherwise it is skipped (an extract yields zero, an insert leaves
 the tensor unchanged) and the check's number is stored in the module's
@@ -31,9 +32,20 @@ __all__ = ["CheckBounds"]
 _ACCESSES = ("tensor.extract", "tensor.insert")
 
 
-def _is_constant(value: ir.Value) -> bool:
+def _constant(value: ir.Value) -> int | None:
     owner = value.owner
-    return isinstance(owner, (ir.OpView, ir.Operation)) and owner.operation.name == "arith.constant"
+    if isinstance(owner, (ir.OpView, ir.Operation)) and owner.operation.name == "arith.constant":
+        return ir.IntegerAttr(owner.attributes["value"]).value
+    return None
+
+
+def _statically_in_bounds(source: ir.Value, indices: list[ir.Value]) -> bool:
+    shape = ir.RankedTensorType(source.type).shape
+    for extent, index in zip(shape, indices):
+        value = _constant(index)
+        if value is None or extent < 0 or not 0 <= value < extent:
+            return False
+    return True
 
 
 def _inside_linalg(op: ir.Operation) -> bool:
@@ -50,8 +62,9 @@ def _accesses(module: ir.Operation) -> list[ir.Operation]:
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         if op.name in _ACCESSES and not _inside_linalg(op):
-            indices = list(op.operands)[1:] if op.name == "tensor.extract" else list(op.operands)[2:]
-            if not all(_is_constant(i) for i in indices):
+            operands = list(op.operands)
+            source, indices = (operands[0], operands[1:]) if op.name == "tensor.extract" else (operands[1], operands[2:])
+            if not _statically_in_bounds(source, indices):
                 found.append(op)
         return ir.WalkResult.ADVANCE
 
