@@ -578,3 +578,16 @@ def test_reduction_ties(how, n):
     assert_same(t[0], np.array(direction[tied_max].mean()), "tangent of reduce max")
     assert_same(t[1], np.array(direction[tied_min].mean()), "tangent of reduce min")
     assert_same(t[2], (first * direction.reshape(w, 4)).sum(axis=1), "tangent of reduce_window max")
+
+
+@pytest.mark.parametrize("m,k,n", [(2, 2, 2), (7, 33, 65), (64, 300, 40)])
+def test_i1_dot_is_a_boolean_matrix_product(m, k, n):
+    """i1 dot: AND products, OR sum (numpy matmul on bool, XLA dot on PRED), compiled and interpreted."""
+    src = f"""func.func @b(%a: tensor<{m}x{k}xi1>, %b: tensor<{k}x{n}xi1>) -> tensor<{m}x{n}xi1> {{
+  %0 = dlvm.dot %a, %b : tensor<{m}x{k}xi1>, tensor<{k}x{n}xi1>
+  return %0 : tensor<{m}x{n}xi1>
+}}"""
+    rng = np.random.default_rng(m * k * n)
+    a, b = rng.random((m, k)) < 0.05, rng.random((k, n)) < 0.05
+    for how in ("compiled", "interpreter"):
+        np.testing.assert_array_equal(EVALUATORS[how](src, "b", a, b)[0], a @ b, err_msg=how)

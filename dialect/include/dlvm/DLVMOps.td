@@ -197,6 +197,9 @@ def DLVM_DotOp : DLVM_Op<"dot", [Pure, AllElementTypesMatch<["lhs", "rhs", "resu
     - matrix x vector: `MxK . K -> M`; vector x matrix: `K . KxN -> N`
     - vector . vector: `K . K -> scalar` (rank 0)
 
+    Integers wrap. On `i1` the products are ANDs and the sum is an OR (a
+    boolean matrix product, as numpy's `matmul` and XLA's `dot` on PRED).
+
     ```mlir
     %y = dlvm.dot %x, %w : tensor<32x784xf32>, tensor<784x512xf32>
     ```

@@ -290,6 +290,8 @@ def _select(frame, node, args):
 
 @op("dlvm.dot")
 def _dot(frame, node, args):
+    if args[0].dtype == np.bool_:
+        return np.matmul(*args)  # i1: AND products, OR sum (the ODS description)
     return int_semantics(np.matmul)(*args)
 
 
