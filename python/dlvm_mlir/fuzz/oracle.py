@@ -20,7 +20,8 @@ Classes: ``ok``, ``located`` (a DLVMError naming a line of the program),
 ``unlocated`` (a DLVMError without one), ``traceback`` (any other
 exception), ``ice`` (a DLVMError saying "internal compiler error"),
 ``invalid-ir`` (the printed program does not parse back), ``miscompile``; the
-worker adds ``crash`` (the process died) and ``timeout``.
+worker adds ``crash`` (the process died; ``ice`` when it died in a stage the
+crash guard covers, see :data:`GUARDED_STAGES`) and ``timeout``.
 
 The comparison knows ill-conditioned inputs: when compiled and interpreted
 results differ beyond the tolerance, the interpreter runs again in float64,
@@ -44,6 +45,7 @@ import numpy as np
 __all__ = [
     "BAD_CLASSES",
     "COMPILE_STAGES",
+    "GUARDED_STAGES",
     "FILENAME",
     "STAGES",
     "classify_exception",
@@ -58,6 +60,10 @@ FILENAME = "fuzz.mlir"
 STAGES = ("parse", "declare", "canonicalize", "differentiate", "optimize", "cpu-pipeline",
           "compile", "interpret", "run", "compare")
 COMPILE_STAGES = STAGES[:7]
+#: stages that dlvm-opt and compile() run in the crash guard's child (a crash there
+#: reaches the user as an internal compiler error); LLVM code generation ("compile"
+#: in the worker) and the compiled code ("run") are not guarded
+GUARDED_STAGES = STAGES[:6]
 BAD_CLASSES = ("unlocated", "traceback", "crash", "ice", "invalid-ir", "miscompile")
 CLASSES = ("ok", "located", "unlocated", "traceback", "crash", "timeout", "ice", "invalid-ir", "miscompile")
 

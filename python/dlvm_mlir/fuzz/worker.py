@@ -25,6 +25,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .oracle import GUARDED_STAGES
+
 __all__ = ["Worker"]
 
 _MEMORY_LIMIT = 12 << 30
@@ -212,7 +214,11 @@ class Worker:
             return result
         text = self.last_text or text
         if status == "crash":
-            return {"cls": "crash", "stage": stage or "parse", "message": result, "text": text, "calls": 0, "notes": []}
+            stage = stage or "parse"
+            # dlvm-opt and compile() run these stages under the crash guard: a user
+            # gets an internal compiler error, not a dead process
+            cls = "ice" if stage in GUARDED_STAGES else "crash"
+            return {"cls": cls, "stage": stage, "message": result, "text": text, "calls": 0, "notes": []}
         return {
             "cls": "timeout",
             "stage": stage or "parse",
