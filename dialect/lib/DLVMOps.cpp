@@ -8,6 +8,7 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/APSInt.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 #include <cmath>
 
@@ -21,16 +22,95 @@ using namespace mlir::dlvm;
 // Shape helpers
 //===----------------------------------------------------------------------===//
 
+/// A dimension size for messages: `?` for a dynamic one.
+static std::string dimStr(int64_t d) {
+  return ShapedType::isDynamic(d) ? "?" : std::to_string(d);
+}
+
 static std::string shapeStr(ArrayRef<int64_t> shape) {
   std::string s = "[";
   llvm::raw_string_ostream os(s);
-  llvm::interleaveComma(shape, os);
+  llvm::interleaveComma(shape, os, [&](int64_t d) { os << dimStr(d); });
   os << "]";
   return s;
 }
 
 static RankedTensorType tensorOf(Value v) {
   return cast<RankedTensorType>(v.getType());
+}
+
+// Type inference runs while an op is parsed or built, before its operand
+// types and attributes are verified: it checks everything it relies on and
+// reports a located error (never an assertion, an out-of-bounds read or a
+// signed overflow) when an attribute or a shape is out of range.
+
+/// Checks that every operand is a ranked tensor (the parser guarantees it for
+/// the custom syntax; builders from C++ or Python do not).
+static LogicalResult checkTensorOperands(std::optional<Location> loc,
+                                         ValueRange operands) {
+  for (auto [i, v] : llvm::enumerate(operands))
+    if (!isa<RankedTensorType>(v.getType()))
+      return emitOptionalError(loc, "operand #", i, " must be a ranked tensor, got ",
+                               v.getType());
+  return success();
+}
+
+/// The number of elements of `shape` (dynamic sizes count as 1), or nullopt
+/// if it overflows int64.
+static std::optional<int64_t> elementCount(ArrayRef<int64_t> shape) {
+  if (llvm::is_contained(shape, 0))
+    return 0;
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (ShapedType::isDynamic(d))
+      continue;
+    std::optional<int64_t> next = llvm::checkedMul(n, d);
+    if (!next)
+      return std::nullopt;
+    n = *next;
+  }
+  return n;
+}
+
+/// Checks a shape given by an attribute: every size non-negative (`kDynamic`
+/// is negative too) and the element count within int64.
+static LogicalResult checkShape(std::optional<Location> loc, StringRef what,
+                                ArrayRef<int64_t> shape) {
+  if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
+    return emitOptionalError(loc, what, " ", shapeStr(shape), " has a negative dimension");
+  if (!elementCount(shape))
+    return emitOptionalError(loc, what, " ", shapeStr(shape),
+                             " has more elements than fit in a 64-bit integer");
+  return success();
+}
+
+/// Pushes the inferred result type `tensor<shape x elt>` after checking that
+/// it is a valid type: sizes non-negative or dynamic, the element count within
+/// int64, `elt` a valid element type.
+static LogicalResult pushTensor(std::optional<Location> loc, ArrayRef<int64_t> shape,
+                                Type elt, SmallVectorImpl<Type> &results) {
+  if (llvm::any_of(shape, [](int64_t d) { return d < 0 && !ShapedType::isDynamic(d); }))
+    return emitOptionalError(loc, "inferred result shape ", shapeStr(shape),
+                             " has a negative dimension");
+  if (!elementCount(shape))
+    return emitOptionalError(loc, "result shape ", shapeStr(shape),
+                             " has more elements than fit in a 64-bit integer");
+  if (!elt || !TensorType::isValidElementType(elt))
+    return emitOptionalError(loc, "invalid result element type ", elt);
+  results.push_back(RankedTensorType::get(shape, elt));
+  return success();
+}
+
+/// Checks a `dtype` attribute: a dlvm element type (f16, bf16, f32, f64 or,
+/// unless `floatOnly`, a signless integer).
+static LogicalResult checkDtype(std::optional<Location> loc, Type dtype, bool floatOnly) {
+  bool ok = dtype && (isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(dtype) ||
+                      (!floatOnly && dtype.isSignlessInteger()));
+  if (!ok)
+    return emitOptionalError(loc, "attribute 'dtype' failed to satisfy constraint: expected ",
+                             floatOnly ? "f16, bf16, f32 or f64" : "f16, bf16, f32, f64 or a signless integer type",
+                             ", got ", dtype);
+  return success();
 }
 
 FailureOr<SmallVector<int64_t>> mlir::dlvm::broadcastShapes(ArrayRef<int64_t> a,
@@ -53,6 +133,8 @@ FailureOr<SmallVector<int64_t>> mlir::dlvm::broadcastShapes(ArrayRef<int64_t> a,
 static LogicalResult inferBroadcast(std::optional<Location> loc,
                                     ArrayRef<Value> operands, Type elementType,
                                     SmallVectorImpl<Type> &results) {
+  if (failed(checkTensorOperands(loc, operands)))
+    return failure();
   SmallVector<int64_t> shape(tensorOf(operands.front()).getShape());
   for (Value v : operands.drop_front()) {
     FailureOr<SmallVector<int64_t>> next =
@@ -65,7 +147,23 @@ static LogicalResult inferBroadcast(std::optional<Location> loc,
           "pair equal or 1)");
     shape = *next;
   }
-  results.push_back(RankedTensorType::get(shape, elementType));
+  return pushTensor(loc, shape, elementType, results);
+}
+
+LogicalResult mlir::dlvm::verifyElementCounts(Operation *op) {
+  auto check = [&](Type type, StringRef what, unsigned i) -> LogicalResult {
+    auto t = dyn_cast<RankedTensorType>(type);
+    if (!t || elementCount(t.getShape()))
+      return success();
+    return op->emitOpError() << what << " #" << i << " has type " << t
+                             << ", whose element count overflows a 64-bit integer";
+  };
+  for (auto [i, type] : llvm::enumerate(op->getOperandTypes()))
+    if (failed(check(type, "operand", i)))
+      return failure();
+  for (auto [i, type] : llvm::enumerate(op->getResultTypes()))
+    if (failed(check(type, "result", i)))
+      return failure();
   return success();
 }
 
@@ -438,6 +536,8 @@ DLVM_FOLD_UNARY_FLOAT(Expm1Op, std::expm1(x))
   LogicalResult OP::inferReturnTypes(MLIRContext *, std::optional<Location> loc, \
                                      Adaptor adaptor,                           \
                                      SmallVectorImpl<Type> &results) {          \
+    if (failed(checkTensorOperands(loc, adaptor.getOperands())))               \
+      return failure();                                                        \
     return inferBroadcast(loc, {adaptor.getLhs(), adaptor.getRhs()},           \
                           tensorOf(adaptor.getLhs()).getElementType(), results); \
   }
@@ -616,6 +716,8 @@ OpFoldResult CmpOp::fold(FoldAdaptor adaptor) {
 
 LogicalResult SelectOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                          Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  if (failed(checkTensorOperands(loc, adaptor.getOperands())))
+    return failure();
   return inferBroadcast(loc, {adaptor.getMask(), adaptor.getOnTrue(), adaptor.getOnFalse()},
                         tensorOf(adaptor.getOnTrue()).getElementType(), results);
 }
@@ -635,6 +737,8 @@ OpFoldResult SelectOp::fold(FoldAdaptor adaptor) {
 
 LogicalResult DotOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                       Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  if (failed(checkTensorOperands(loc, adaptor.getOperands())))
+    return failure();
   RankedTensorType lt = tensorOf(adaptor.getLhs()), rt = tensorOf(adaptor.getRhs());
   ArrayRef<int64_t> l = lt.getShape(), r = rt.getShape();
   Type elt = lt.getElementType();
@@ -668,8 +772,7 @@ LogicalResult DotOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc
         " (expected matrix x matrix, batched matrices of equal rank, "
         "matrix x vector, vector x matrix or vector . vector)");
   }
-  results.push_back(RankedTensorType::get(shape, elt));
-  return success();
+  return pushTensor(loc, shape, elt, results);
 }
 
 //===----------------------------------------------------------------------===//
@@ -692,6 +795,8 @@ SmallVector<int64_t> TransposeOp::getPermutation() {
 
 LogicalResult TransposeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                             Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  if (failed(checkTensorOperands(loc, adaptor.getOperands())))
+    return failure();
   RankedTensorType t = tensorOf(adaptor.getOperand());
   SmallVector<int64_t> perm = transposePermutation(adaptor.getPerm(), t.getRank());
   if ((int64_t)perm.size() != t.getRank())
@@ -702,8 +807,7 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
   SmallVector<int64_t> shape;
   for (int64_t p : perm)
     shape.push_back(t.getDimSize(p));
-  results.push_back(RankedTensorType::get(shape, t.getElementType()));
-  return success();
+  return pushTensor(loc, shape, t.getElementType(), results);
 }
 
 OpFoldResult TransposeOp::fold(FoldAdaptor) {
@@ -748,9 +852,11 @@ LogicalResult ConcatenateOp::inferReturnTypes(MLIRContext *, std::optional<Locat
   ValueRange operands = adaptor.getOperands();
   if (operands.empty())
     return emitOptionalError(loc, "expected at least one operand");
+  if (failed(checkTensorOperands(loc, operands)))
+    return failure();
   RankedTensorType first = tensorOf(operands.front());
   int64_t axis = adaptor.getAxis();
-  if (axis >= first.getRank())
+  if (axis < 0 || axis >= first.getRank())
     return emitOptionalError(loc, "axis ", axis, " is out of range for operands of rank ",
                              first.getRank());
   SmallVector<int64_t> shape(first.getShape());
@@ -772,10 +878,19 @@ LogicalResult ConcatenateOp::inferReturnTypes(MLIRContext *, std::optional<Locat
                                  shapeStr(first.getShape()),
                                  " (sizes must agree except along axis ", axis, ")");
     }
-    shape[axis] += t.getDimSize(axis);
+    // A dynamic size along the axis makes the result's dynamic.
+    int64_t size = t.getDimSize(axis);
+    if (ShapedType::isDynamic(shape[axis]) || ShapedType::isDynamic(size)) {
+      shape[axis] = ShapedType::kDynamic;
+      continue;
+    }
+    std::optional<int64_t> sum = llvm::checkedAdd(shape[axis], size);
+    if (!sum)
+      return emitOptionalError(loc, "the concatenated size along axis ", axis,
+                               " overflows a 64-bit integer");
+    shape[axis] = *sum;
   }
-  results.push_back(RankedTensorType::get(shape, first.getElementType()));
-  return success();
+  return pushTensor(loc, shape, first.getElementType(), results);
 }
 
 OpFoldResult ConcatenateOp::fold(FoldAdaptor) {
@@ -797,6 +912,8 @@ SmallVector<int64_t> SliceOp::getStrideValues() {
 
 LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                         Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  if (failed(checkTensorOperands(loc, adaptor.getOperands())))
+    return failure();
   RankedTensorType t = tensorOf(adaptor.getOperand());
   ArrayRef<int64_t> offsets = adaptor.getOffsets(), sizes = adaptor.getSizes();
   SmallVector<int64_t> strides = stridesOrOnes(adaptor.getStrides(), t.getRank());
@@ -810,13 +927,26 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
     if (strides[d] <= 0 || sizes[d] < 0 || offsets[d] < 0)
       return emitOptionalError(loc, "dimension ", d,
                                ": offsets and sizes must be non-negative and strides positive");
-    int64_t last = offsets[d] + (sizes[d] - 1) * strides[d];
-    if (sizes[d] > 0 && last >= t.getDimSize(d))
-      return emitOptionalError(loc, "dimension ", d, ": the slice reads index ", last,
-                               " but the operand's size is ", t.getDimSize(d));
+    int64_t n = t.getDimSize(d);
+    if (ShapedType::isDynamic(n))
+      return emitOptionalError(loc, "dimension ", d,
+                               " of the operand is dynamic: the slice cannot be checked "
+                               "to be in bounds");
+    if (sizes[d] == 0) {
+      if (offsets[d] > n)
+        return emitOptionalError(loc, "dimension ", d, ": offset ", offsets[d],
+                                 " is past the end of the operand's size ", n);
+      continue;
+    }
+    // The last index read, offset + (size - 1) * stride, must be < n.
+    std::optional<int64_t> last =
+        llvm::checkedMulAdd(sizes[d] - 1, strides[d], offsets[d]);
+    if (!last || *last >= n)
+      return emitOptionalError(loc, "dimension ", d, ": the slice reads index ",
+                               last ? std::to_string(*last) : std::string("> 2^63 - 1"),
+                               " but the operand's size is ", n);
   }
-  results.push_back(RankedTensorType::get(sizes, t.getElementType()));
-  return success();
+  return pushTensor(loc, sizes, t.getElementType(), results);
 }
 
 OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
@@ -830,19 +960,24 @@ OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
 
 LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                           Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  if (failed(checkTensorOperands(loc, adaptor.getOperands())))
+    return failure();
   RankedTensorType t = tensorOf(adaptor.getOperand());
   ArrayRef<int64_t> shape = adaptor.getShape();
-  if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
-    return emitOptionalError(loc, "target shape ", shapeStr(shape),
-                             " has a negative dimension");
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  if (n != t.getNumElements())
-    return emitOptionalError(loc, "cannot reshape ", t, " (", t.getNumElements(),
+  if (failed(checkShape(loc, "target shape", shape)))
+    return failure();
+  if (!t.hasStaticShape())
+    return emitOptionalError(loc, "cannot reshape the dynamically shaped ", t,
+                             ": its element count is unknown");
+  std::optional<int64_t> have = elementCount(t.getShape());
+  if (!have)
+    return emitOptionalError(loc, "the operand ", t,
+                             " has more elements than fit in a 64-bit integer");
+  int64_t n = *elementCount(shape);
+  if (n != *have)
+    return emitOptionalError(loc, "cannot reshape ", t, " (", *have,
                              " elements) to ", shapeStr(shape), " (", n, " elements)");
-  results.push_back(RankedTensorType::get(shape, t.getElementType()));
-  return success();
+  return pushTensor(loc, shape, t.getElementType(), results);
 }
 
 OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
@@ -859,16 +994,17 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
 
 LogicalResult PadShapeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                            Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  if (failed(checkTensorOperands(loc, adaptor.getOperands())))
+    return failure();
   RankedTensorType t = tensorOf(adaptor.getOperand());
   int64_t dim = adaptor.getDim();
-  if (dim > t.getRank())
+  if (dim < 0 || dim > t.getRank())
     return emitOptionalError(loc, "cannot insert a unit dimension at ", dim,
                              " into a tensor of rank ", t.getRank(),
                              " (expected 0 to ", t.getRank(), ")");
   SmallVector<int64_t> shape(t.getShape());
   shape.insert(shape.begin() + dim, 1);
-  results.push_back(RankedTensorType::get(shape, t.getElementType()));
-  return success();
+  return pushTensor(loc, shape, t.getElementType(), results);
 }
 
 OpFoldResult PadShapeOp::fold(FoldAdaptor adaptor) {
@@ -882,18 +1018,19 @@ OpFoldResult PadShapeOp::fold(FoldAdaptor adaptor) {
 
 LogicalResult SqueezeShapeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                                Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  if (failed(checkTensorOperands(loc, adaptor.getOperands())))
+    return failure();
   RankedTensorType t = tensorOf(adaptor.getOperand());
   int64_t dim = adaptor.getDim();
-  if (dim >= t.getRank())
+  if (dim < 0 || dim >= t.getRank())
     return emitOptionalError(loc, "dimension ", dim, " is out of range for a tensor of rank ",
                              t.getRank());
   if (t.getDimSize(dim) != 1)
-    return emitOptionalError(loc, "dimension ", dim, " has size ", t.getDimSize(dim),
+    return emitOptionalError(loc, "dimension ", dim, " has size ", dimStr(t.getDimSize(dim)),
                              "; only a unit dimension can be squeezed");
   SmallVector<int64_t> shape(t.getShape());
   shape.erase(shape.begin() + dim);
-  results.push_back(RankedTensorType::get(shape, t.getElementType()));
-  return success();
+  return pushTensor(loc, shape, t.getElementType(), results);
 }
 
 OpFoldResult SqueezeShapeOp::fold(FoldAdaptor adaptor) {
@@ -907,15 +1044,18 @@ OpFoldResult SqueezeShapeOp::fold(FoldAdaptor adaptor) {
 
 LogicalResult BroadcastToOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                               Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  if (failed(checkTensorOperands(loc, adaptor.getOperands())))
+    return failure();
   RankedTensorType t = tensorOf(adaptor.getOperand());
   ArrayRef<int64_t> shape = adaptor.getShape();
+  if (failed(checkShape(loc, "target shape", shape)))
+    return failure();
   FailureOr<SmallVector<int64_t>> b = broadcastShapes(t.getShape(), shape);
   if (failed(b) || ArrayRef<int64_t>(*b) != shape)
     return emitOptionalError(loc, "cannot broadcast ", t, " to ", shapeStr(shape),
                              " (expected a rank-0 operand, or equal ranks with each "
                              "operand dimension 1 or equal to the target's)");
-  results.push_back(RankedTensorType::get(shape, t.getElementType()));
-  return success();
+  return pushTensor(loc, shape, t.getElementType(), results);
 }
 
 OpFoldResult BroadcastToOp::fold(FoldAdaptor adaptor) {
@@ -947,6 +1087,8 @@ static LogicalResult checkKind(std::optional<Location> loc, ReductionKind kind,
 
 LogicalResult ReduceOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                          Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  if (failed(checkTensorOperands(loc, adaptor.getOperands())))
+    return failure();
   RankedTensorType t = tensorOf(adaptor.getOperand());
   if (failed(checkKind(loc, adaptor.getKind(), t.getElementType(), true)) ||
       failed(checkDims(loc, "reduced dimension", adaptor.getDims(), t.getRank())))
@@ -961,8 +1103,7 @@ LogicalResult ReduceOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   for (int64_t d = 0; d < t.getRank(); ++d)
     if (!llvm::is_contained(adaptor.getDims(), d))
       shape.push_back(t.getDimSize(d));
-  results.push_back(RankedTensorType::get(shape, t.getElementType()));
-  return success();
+  return pushTensor(loc, shape, t.getElementType(), results);
 }
 
 OpFoldResult ReduceOp::fold(FoldAdaptor) {
@@ -994,6 +1135,8 @@ SmallVector<int64_t> ReduceWindowOp::getLowPadding() {
 
 LogicalResult ReduceWindowOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                                Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  if (failed(checkTensorOperands(loc, adaptor.getOperands())))
+    return failure();
   RankedTensorType t = tensorOf(adaptor.getOperand());
   if (failed(checkKind(loc, adaptor.getKind(), t.getElementType(), true)))
     return failure();
@@ -1007,25 +1150,38 @@ LogicalResult ReduceWindowOp::inferReturnTypes(MLIRContext *, std::optional<Loca
     int64_t n = t.getDimSize(d), w = window[d], s = strides[d];
     if (w <= 0 || s <= 0)
       return emitOptionalError(loc, "window sizes and strides must be positive");
+    Padding padding = adaptor.getPadding();
+    if (ShapedType::isDynamic(n)) {
+      // half and full give an output for any input size: it stays dynamic;
+      // none needs the window to fit, which cannot be checked.
+      if (padding == Padding::none)
+        return emitOptionalError(loc, "dimension ", d, " is dynamic: a window of ", w,
+                                 " cannot be checked to fit with padding none");
+      shape.push_back(ShapedType::kDynamic);
+      continue;
+    }
+    // The padded extent (n plus at most 2 * (w - 1)) must stay within int64.
+    if (!llvm::checkedMulAdd<int64_t>(2, w - 1, n))
+      return emitOptionalError(loc, "dimension ", d, ": the window size ", w,
+                               " overflows a 64-bit size when padded");
     int64_t o;
-    switch (adaptor.getPadding()) {
+    switch (padding) {
     case Padding::none:
       if (w > n)
         return emitOptionalError(loc, "window size ", w, " exceeds dimension ", d,
                                  " of size ", n, " with padding none");
       o = (n - w) / s + 1;
       break;
-    case Padding::half:
-      o = (n + s - 1) / s;
+    case Padding::half: // ceil(n / s)
+      o = n / s + (n % s != 0);
       break;
-    case Padding::full:
-      o = (n + w - 2) / s + 1;
+    case Padding::full: // floor((n + w - 2) / s) + 1: no window for n = 0, w = 1
+      o = n + w - 2 < 0 ? 0 : (n + w - 2) / s + 1;
       break;
     }
     shape.push_back(o);
   }
-  results.push_back(RankedTensorType::get(shape, t.getElementType()));
-  return success();
+  return pushTensor(loc, shape, t.getElementType(), results);
 }
 
 template <typename OpT>
@@ -1063,8 +1219,18 @@ SmallVector<int64_t> ConvolveOp::getRhsDilationValues() {
   return valuesOr(getRhsDilation(), getNumSpatialDims(), 1);
 }
 
+/// The size of `size` elements with `dilation - 1` holes between neighbours
+/// (0 for no elements, as XLA and the lowering), or nullopt on overflow.
+static std::optional<int64_t> dilatedSize(int64_t size, int64_t dilation) {
+  if (size == 0)
+    return 0;
+  return llvm::checkedMulAdd<int64_t>(size - 1, dilation, 1);
+}
+
 LogicalResult ConvolveOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                            Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  if (failed(checkTensorOperands(loc, adaptor.getOperands())))
+    return failure();
   RankedTensorType in = tensorOf(adaptor.getInput()), k = tensorOf(adaptor.getKernel());
   if (in.getRank() < 3 || in.getRank() != k.getRank())
     return emitOptionalError(loc, "expected input (N x C x spatial...) and kernel "
@@ -1085,8 +1251,14 @@ LogicalResult ConvolveOp::inferReturnTypes(MLIRContext *, std::optional<Location
   int64_t groups = adaptor.getGroups();
   if (groups <= 0)
     return emitOptionalError(loc, "groups must be positive, got ", groups);
+  // Only the batch size may be dynamic (it passes through to the result).
+  for (int64_t d = 1; d < in.getRank(); ++d)
+    if (in.isDynamicDim(d) || k.isDynamicDim(d) || k.isDynamicDim(0))
+      return emitOptionalError(loc, "only the batch dimension may be dynamic, got ", in,
+                               " and ", k);
   int64_t c = in.getDimSize(1), o = k.getDimSize(0);
-  if (c % groups != 0 || o % groups != 0 || k.getDimSize(1) * groups != c)
+  std::optional<int64_t> kc = llvm::checkedMul(k.getDimSize(1), groups);
+  if (c % groups != 0 || o % groups != 0 || !kc || *kc != c)
     return emitOptionalError(loc, "channel mismatch: input has ", c,
                              " channels, kernel expects ", k.getDimSize(1), " x ", groups,
                              " group(s) with ", o, " output channels (both divisible by groups)");
@@ -1094,15 +1266,29 @@ LogicalResult ConvolveOp::inferReturnTypes(MLIRContext *, std::optional<Location
   for (size_t i = 0; i < ns; ++i) {
     if (strides[i] <= 0 || ld[i] <= 0 || rd[i] <= 0)
       return emitOptionalError(loc, "strides and dilations must be positive");
-    int64_t n = ld[i] * (in.getDimSize(i + 2) - 1) + 1 + padding[2 * i] + padding[2 * i + 1];
-    int64_t w = rd[i] * (k.getDimSize(i + 2) - 1) + 1;
-    if (w > n)
-      return emitOptionalError(loc, "spatial dimension ", i, ": the dilated window (", w,
-                               ") is larger than the padded, dilated input (", n, ")");
-    shape.push_back((n - w) / strides[i] + 1);
+    int64_t lo = padding[2 * i], hi = padding[2 * i + 1];
+    // The dilated input grown by the positive padding (what the lowering
+    // materializes), then cropped by the negative padding.
+    std::optional<int64_t> grown = dilatedSize(in.getDimSize(i + 2), ld[i]);
+    if (grown)
+      grown = llvm::checkedAdd(*grown, std::max<int64_t>(lo, 0));
+    if (grown)
+      grown = llvm::checkedAdd(*grown, std::max<int64_t>(hi, 0));
+    std::optional<int64_t> w = dilatedSize(k.getDimSize(i + 2), rd[i]);
+    if (!grown || !w)
+      return emitOptionalError(loc, "spatial dimension ", i,
+                               ": the padded, dilated input or the dilated window "
+                               "overflows a 64-bit size");
+    std::optional<int64_t> n = llvm::checkedAdd(*grown, std::min<int64_t>(lo, 0));
+    if (n)
+      n = llvm::checkedAdd(*n, std::min<int64_t>(hi, 0));
+    if (!n || *w > *n)
+      return emitOptionalError(loc, "spatial dimension ", i, ": the dilated window (", *w,
+                               ") is larger than the padded, dilated input (",
+                               n ? std::to_string(*n) : std::string("< -2^63"), ")");
+    shape.push_back((*n - *w) / strides[i] + 1);
   }
-  results.push_back(RankedTensorType::get(shape, in.getElementType()));
-  return success();
+  return pushTensor(loc, shape, in.getElementType(), results);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1117,10 +1303,13 @@ LogicalResult ConstantOp::verify() {
   return success();
 }
 
-LogicalResult CastOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+LogicalResult CastOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                        Adaptor adaptor, SmallVectorImpl<Type> &results) {
-  results.push_back(tensorOf(adaptor.getOperand()).clone(adaptor.getDtype()));
-  return success();
+  if (failed(checkTensorOperands(loc, adaptor.getOperands())) ||
+      failed(checkDtype(loc, adaptor.getDtype(), /*floatOnly=*/false)))
+    return failure();
+  return pushTensor(loc, tensorOf(adaptor.getOperand()).getShape(), adaptor.getDtype(),
+                    results);
 }
 
 /// dlvm.cast of one float element: to float rounds to nearest even; to i1 is
@@ -1198,14 +1387,18 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
 
 LogicalResult BitcastOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                           Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  if (failed(checkTensorOperands(loc, adaptor.getOperands())) ||
+      failed(checkDtype(loc, adaptor.getDtype(), /*floatOnly=*/false)))
+    return failure();
   RankedTensorType t = tensorOf(adaptor.getOperand());
   Type to = adaptor.getDtype();
+  if (!t.getElementType().isIntOrFloat())
+    return emitOptionalError(loc, "cannot bitcast elements of type ", t.getElementType());
   if (t.getElementTypeBitWidth() != to.getIntOrFloatBitWidth())
     return emitOptionalError(loc, "cannot bitcast ", t.getElementType(), " (",
                              t.getElementTypeBitWidth(), " bits) to ", to, " (",
                              to.getIntOrFloatBitWidth(), " bits): widths must match");
-  results.push_back(t.clone(to));
-  return success();
+  return pushTensor(loc, t.getShape(), to, results);
 }
 
 OpFoldResult BitcastOp::fold(FoldAdaptor) {
@@ -1221,12 +1414,12 @@ OpFoldResult BitcastOp::fold(FoldAdaptor) {
 LogicalResult RandomOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                          Adaptor adaptor, SmallVectorImpl<Type> &results) {
   ArrayRef<int64_t> shape = adaptor.getShape();
-  if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
-    return emitOptionalError(loc, "shape ", shapeStr(shape), " has a negative dimension");
+  if (failed(checkShape(loc, "shape", shape)) ||
+      failed(checkDtype(loc, adaptor.getDtype(), /*floatOnly=*/true)))
+    return failure();
   if (!(adaptor.getLow().convertToDouble() < adaptor.getHigh().convertToDouble()))
     return emitOptionalError(loc, "expected low < high, got ",
                              adaptor.getLow().convertToDouble(), " and ",
                              adaptor.getHigh().convertToDouble());
-  results.push_back(RankedTensorType::get(shape, adaptor.getDtype()));
-  return success();
+  return pushTensor(loc, shape, adaptor.getDtype(), results);
 }

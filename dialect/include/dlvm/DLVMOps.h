@@ -6,6 +6,19 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+namespace mlir::dlvm {
+/// Checks that every ranked tensor operand and result of `op` has an element
+/// count that fits in int64.
+LogicalResult verifyElementCounts(Operation *op);
+
+/// The op trait behind it (every dlvm op has it).
+template <typename ConcreteType>
+class ElementCountFits : public OpTrait::TraitBase<ConcreteType, ElementCountFits> {
+public:
+  static LogicalResult verifyTrait(Operation *op) { return verifyElementCounts(op); }
+};
+} // namespace mlir::dlvm
+
 #define GET_OP_CLASSES
 #include "dlvm/DLVMOps.h.inc"
 

@@ -20,8 +20,15 @@ def DLVM_FloatTensor : RankedTensorOf<[DLVM_FloatElement]>;
 def DLVM_IntTensor : RankedTensorOf<[AnySignlessInteger]>;
 def DLVM_BoolTensor : RankedTensorOf<[I1]>;
 
+// Every tensor operand and result has an element count that fits in int64
+// (`tensor<9223372036854775807x2xf32>` is a valid builtin type, but no code
+// can compute its size).
+def DLVM_ElementCountFits : NativeOpTrait<"ElementCountFits"> {
+  let cppNamespace = "::mlir::dlvm";
+}
+
 class DLVM_Op<string mnemonic, list<Trait> traits = []>
-    : Op<DLVM_Dialect, mnemonic, traits>;
+    : Op<DLVM_Dialect, mnemonic, !listconcat(traits, [DLVM_ElementCountFits])>;
 
 //===----------------------------------------------------------------------===//
 // Elementwise unary ops
@@ -252,7 +259,8 @@ def DLVM_ConcatenateOp : DLVM_Op<"concatenate", [Pure,
   let summary = "joins tensors along an axis";
   let description = [{
     All operands have the same rank and element type and equal sizes except
-    along `axis`.
+    along `axis`. A dynamic size along `axis` makes the result's size there
+    dynamic; the other sizes must be equal (`?` only equals `?`).
 
     ```mlir
     %c = dlvm.concatenate %a, %b axis 1 : tensor<2x3xf32>, tensor<2x5xf32>
@@ -272,7 +280,8 @@ def DLVM_SliceOp : DLVM_Op<"slice", [Pure,
   let description = [{
     DLVM's `slice ... from a upto b`, generalized: per dimension an offset, a
     size (the result's size) and a positive stride (default 1). Every selected
-    index `offset + i * stride` must be in bounds.
+    index `offset + i * stride` must be in bounds (an empty slice's offset at
+    most the size), so the operand's shape must be static.
 
     ```mlir
     %s = dlvm.slice %x offsets [0, 2] sizes [4, 3] : tensor<4x8xf32>
@@ -296,7 +305,8 @@ def DLVM_ReshapeOp : DLVM_Op<"reshape", [Pure,
     InferTypeOpAdaptor]> {
   let summary = "reinterprets the elements under a new shape (DLVM shapeCast)";
   let description = [{
-    The element count is preserved; elements keep their row-major order.
+    The element count is preserved; elements keep their row-major order. The
+    operand's shape must be static.
 
     ```mlir
     %r = dlvm.reshape %x to [2, 6] : tensor<3x4xf32>
@@ -416,9 +426,11 @@ def DLVM_ReduceWindowOp : DLVM_Op<"reduce_window", [Pure,
     For each window position, combines a `window`-shaped block with `add`,
     `mul`, `max`, `min` or `mean` (average over the in-bounds elements).
     Padding: `none` (valid windows only), `half` (output size
-    ceil(n / stride), "same"), `full` (every window touching the input).
-    Padded elements are the combinator's identity. `max`/`min` as in
-    `dlvm.reduce`.
+    ceil(n / stride), "same"), `full` (every window touching the input:
+    output size floor((n + window - 2) / stride) + 1, 0 for n = 0 and
+    window 1). Padded elements are the combinator's identity. `max`/`min` as
+    in `dlvm.reduce`. A dynamic input size gives a dynamic output size with
+    `half` and `full`; with `none` it is an error (the window must fit).
 
     Derivative of `max`/`min` (as JAX's, from XLA's select_and_scatter): each
     window's adjoint goes entirely to its first element, in row-major window
@@ -474,7 +486,9 @@ def DLVM_ConvolveOp : DLVM_Op<"convolve", [Pure,
     default 1), `rhs_dilation` (kernel dilation, default 1); `groups` splits
     channels into feature groups (C and O divisible by it). Output size per
     spatial dimension:
-    `floor((ld*(n-1)+1 + lo + hi - (rd*(k-1)+1)) / stride) + 1`.
+    `floor((ld*(n-1)+1 + lo + hi - (rd*(k-1)+1)) / stride) + 1`, where an
+    empty input or window dimension dilates to 0 (as in XLA). Only the batch
+    size may be dynamic (it passes through to the result).
 
     ```mlir
     %y = dlvm.convolve %x, %k strides [1, 1] padding [1, 1, 1, 1]

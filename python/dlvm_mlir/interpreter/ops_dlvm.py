@@ -576,7 +576,7 @@ def convolve(x, k, strides=None, padding=None, lhs_dilation=None, rhs_dilation=N
         slice(max(-padding[2 * i], 0), x.shape[2 + i] - max(-padding[2 * i + 1], 0)) for i in range(ns)
     )
     x = x[crop]
-    eff = tuple(d * (w - 1) + 1 for d, w in zip(rd, window))
+    eff = tuple(d * (w - 1) + 1 if w else 0 for d, w in zip(rd, window))  # an empty window stays empty
     for i in range(ns):
         if eff[i] > x.shape[2 + i]:
             raise InterpreterError(f"spatial dimension {i}: dilated window {eff[i]} exceeds input {x.shape[2 + i]}")

@@ -474,3 +474,255 @@ func.func @cast_type(%a: tensor<4xf32>) {
   %0 = dlvm.cast %a to index : tensor<4xf32>
   return
 }
+
+// -----
+// Type inference runs while an op is parsed, before its attributes are
+// verified: out-of-range attributes and overflowing sizes are located errors
+// (never a crash, never a type with a negative or overflowing size).
+
+func.func @squeeze_negative(%a: tensor<4x1xf32>) {
+  // expected-error @+1 {{dimension -2 is out of range for a tensor of rank 2}}
+  %0 = dlvm.squeeze_shape %a at -2 : tensor<4x1xf32>
+  return
+}
+
+// -----
+
+func.func @squeeze_dynamic(%a: tensor<4x?xf32>) {
+  // expected-error @+1 {{dimension 1 has size ?; only a unit dimension can be squeezed}}
+  %0 = dlvm.squeeze_shape %a at 1 : tensor<4x?xf32>
+  return
+}
+
+// -----
+
+func.func @pad_shape_negative(%a: tensor<4xf32>) {
+  // expected-error @+1 {{cannot insert a unit dimension at -1 into a tensor of rank 1 (expected 0 to 1)}}
+  %0 = dlvm.pad_shape %a at -1 : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @concatenate_negative_axis(%a: tensor<2x3xf32>) {
+  // expected-error @+1 {{axis -2 is out of range for operands of rank 2}}
+  %0 = dlvm.concatenate %a, %a axis -2 : tensor<2x3xf32>, tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @concatenate_overflow(%a: tensor<9223372036854775807xf32>) {
+  // expected-error @+1 {{the concatenated size along axis 0 overflows a 64-bit integer}}
+  %0 = dlvm.concatenate %a, %a axis 0 : tensor<9223372036854775807xf32>, tensor<9223372036854775807xf32>
+  return
+}
+
+// -----
+
+func.func @concatenate_dynamic_other_dim(%a: tensor<3x?xf32>, %b: tensor<3x4xf32>) {
+  // expected-error @+1 {{operand 1 has shape [3, 4] but operand 0 has [3, ?] (sizes must agree except along axis 0)}}
+  %0 = dlvm.concatenate %a, %b axis 0 : tensor<3x?xf32>, tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_negative(%s: tensor<f32>) {
+  // expected-error @+1 {{target shape [-6, 10] has a negative dimension}}
+  %0 = dlvm.broadcast_to %s to [-6, 10] : tensor<f32>
+  return
+}
+
+// -----
+
+func.func @broadcast_overflow(%s: tensor<f32>) {
+  // expected-error @+1 {{target shape [4611686018427387904, 4] has more elements than fit in a 64-bit integer}}
+  %0 = dlvm.broadcast_to %s to [4611686018427387904, 4] : tensor<f32>
+  return
+}
+
+// -----
+
+func.func @broadcast_generic_negative(%a: tensor<4xf32>) {
+  // expected-error @+2 {{target shape [-4] has a negative dimension}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = "dlvm.broadcast_to"(%a) <{shape = array<i64: -4>}> : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_dynamic(%a: tensor<?xf32>) {
+  // expected-error @+1 {{cannot reshape the dynamically shaped 'tensor<?xf32>': its element count is unknown}}
+  %0 = dlvm.reshape %a to [4] : tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_overflow(%a: tensor<0xf32>) {
+  // expected-error @+1 {{target shape [4611686018427387904, 4] has more elements than fit in a 64-bit integer}}
+  %0 = dlvm.reshape %a to [4611686018427387904, 4] : tensor<0xf32>
+  return
+}
+
+// -----
+
+func.func @slice_stride_overflow(%a: tensor<4xf32>) {
+  // expected-error @+1 {{dimension 0: the slice reads index > 2^63 - 1 but the operand's size is 4}}
+  %0 = dlvm.slice %a offsets [1] sizes [3] strides [4611686018427387904] : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @slice_offset_overflow(%a: tensor<4xf32>) {
+  // expected-error @+1 {{dimension 0: the slice reads index > 2^63 - 1 but the operand's size is 4}}
+  %0 = dlvm.slice %a offsets [9223372036854775807] sizes [2] : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @slice_empty_past_end(%a: tensor<4xf32>) {
+  // expected-error @+1 {{dimension 0: offset 5 is past the end of the operand's size 4}}
+  %0 = dlvm.slice %a offsets [5] sizes [0] : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @slice_dynamic(%a: tensor<?xf32>) {
+  // expected-error @+1 {{dimension 0 of the operand is dynamic: the slice cannot be checked to be in bounds}}
+  %0 = dlvm.slice %a offsets [0] sizes [2] : tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_window_overflow(%a: tensor<4xf32>) {
+  // expected-error @+1 {{dimension 0: the window size 9223372036854775807 overflows a 64-bit size when padded}}
+  %0 = dlvm.reduce_window max %a window [9223372036854775807] strides [1] padding full : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_window_dynamic_none(%a: tensor<?xf32>) {
+  // expected-error @+1 {{dimension 0 is dynamic: a window of 2 cannot be checked to fit with padding none}}
+  %0 = dlvm.reduce_window max %a window [2] strides [2] padding none : tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @convolve_padding_overflow(%x: tensor<1x2x5x5xf32>, %k: tensor<4x2x3x3xf32>) {
+  // expected-error @+1 {{spatial dimension 0: the padded, dilated input or the dilated window overflows a 64-bit size}}
+  %0 = dlvm.convolve %x, %k padding [9223372036854775807, 9223372036854775807, 0, 0] : tensor<1x2x5x5xf32>, tensor<4x2x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @convolve_dilation_overflow(%x: tensor<1x2x5x5xf32>, %k: tensor<4x2x3x3xf32>) {
+  // expected-error @+1 {{spatial dimension 0: the padded, dilated input or the dilated window overflows a 64-bit size}}
+  %0 = dlvm.convolve %x, %k rhs_dilation [9223372036854775807, 1] : tensor<1x2x5x5xf32>, tensor<4x2x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @convolve_groups_overflow(%x: tensor<1x0x5x5xf32>, %k: tensor<0x1099511627776x3x3xf32>) {
+  // expected-error @+1 {{channel mismatch: input has 0 channels, kernel expects 1099511627776 x 1099511627776 group(s)}}
+  %0 = dlvm.convolve %x, %k groups 1099511627776 : tensor<1x0x5x5xf32>, tensor<0x1099511627776x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @convolve_empty_dilated_input(%x: tensor<1x2x0x0xf32>, %k: tensor<4x2x3x3xf32>) {
+  // expected-error @+1 {{spatial dimension 0: the dilated window (3) is larger than the padded, dilated input (0)}}
+  %0 = dlvm.convolve %x, %k lhs_dilation [3, 3] : tensor<1x2x0x0xf32>, tensor<4x2x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @convolve_dynamic_channels(%x: tensor<1x?x5x5xf32>, %k: tensor<4x2x3x3xf32>) {
+  // expected-error @+1 {{only the batch dimension may be dynamic, got 'tensor<1x?x5x5xf32>' and 'tensor<4x2x3x3xf32>'}}
+  %0 = dlvm.convolve %x, %k : tensor<1x?x5x5xf32>, tensor<4x2x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @bitcast_to_index(%a: tensor<4xf32>) {
+  // expected-error @+1 {{attribute 'dtype' failed to satisfy constraint: expected f16, bf16, f32, f64 or a signless integer type, got 'index'}}
+  %0 = dlvm.bitcast %a to index : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @bitcast_from_index(%a: tensor<4xindex>) {
+  // expected-error @+1 {{cannot bitcast elements of type 'index'}}
+  %0 = dlvm.bitcast %a to i64 : tensor<4xindex>
+  return
+}
+
+// -----
+
+func.func @cast_to_tensor(%a: tensor<4xf32>) {
+  // expected-error @+1 {{attribute 'dtype' failed to satisfy constraint: expected f16, bf16, f32, f64 or a signless integer type, got 'tensor<f32>'}}
+  %0 = dlvm.cast %a to tensor<f32> : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @random_tensor_dtype() {
+  // expected-error @+1 {{attribute 'dtype' failed to satisfy constraint: expected f16, bf16, f32 or f64, got 'tensor<f32>'}}
+  %0 = dlvm.random [2] from 0.0 upto 1.0 seed 0 : tensor<f32>
+  return
+}
+
+// -----
+
+func.func @random_overflow() {
+  // expected-error @+1 {{shape [4611686018427387904, 4] has more elements than fit in a 64-bit integer}}
+  %0 = dlvm.random [4611686018427387904, 4] from 0.0 upto 1.0 seed 0 : f32
+  return
+}
+
+// -----
+
+func.func @reduce_init_not_a_tensor(%a: tensor<3x4xf32>, %x: f32) {
+  // expected-error @+1 {{operand #1 must be a ranked tensor, got 'f32'}}
+  %0 = dlvm.reduce add %a init %x dims [0] : tensor<3x4xf32>, f32
+  return
+}
+
+// -----
+
+func.func @add_result_overflow(%a: tensor<4294967296x1xf32>, %b: tensor<1x4294967296xf32>) {
+  // expected-error @+1 {{result shape [4294967296, 4294967296] has more elements than fit in a 64-bit integer}}
+  %0 = dlvm.add %a, %b : tensor<4294967296x1xf32>, tensor<1x4294967296xf32>
+  return
+}
+
+// -----
+
+func.func @dot_result_overflow(%a: tensor<4294967296x1xf32>, %b: tensor<1x4294967296xf32>) {
+  // expected-error @+1 {{result shape [4294967296, 4294967296] has more elements than fit in a 64-bit integer}}
+  %0 = dlvm.dot %a, %b : tensor<4294967296x1xf32>, tensor<1x4294967296xf32>
+  return
+}
+
+// -----
+
+func.func @element_count_overflow(%a: tensor<9223372036854775807x2xf32>) {
+  // expected-error @+1 {{'dlvm.neg' op operand #0 has type 'tensor<9223372036854775807x2xf32>', whose element count overflows a 64-bit integer}}
+  %0 = dlvm.neg %a : tensor<9223372036854775807x2xf32>
+  return
+}

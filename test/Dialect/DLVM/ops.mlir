@@ -219,3 +219,28 @@ func.func @control_flow(%x: tensor<f32>, %c: i1) -> tensor<f32> {
 ^bb2(%r: tensor<f32>):
   return %r : tensor<f32>
 }
+
+// Inferred types at the edges: a dynamic size propagates where the result's
+// size needs no static check; an empty dimension dilates to 0 (as XLA), and
+// full padding gives no window on an empty dimension with a window of 1.
+// CHECK-LABEL: func.func @inferred_edges
+func.func @inferred_edges(%a: tensor<3x?xf32>, %b: tensor<3x2xf32>, %d: tensor<?xf32>,
+                          %z: tensor<0xf32>, %x: tensor<?x2x5x5xf32>, %k: tensor<4x2x0x0xf32>,
+                          %e: tensor<1x2x0x4xf32>, %k1: tensor<4x2x1x1xf32>)
+    -> (tensor<3x?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<0xf32>, tensor<?x4x6x6xf32>,
+        tensor<1x4x2x10xf32>) {
+  // CHECK: dlvm.concatenate %{{.*}}, %{{.*}} axis 1 : tensor<3x?xf32>, tensor<3x2xf32>
+  %0 = dlvm.concatenate %a, %b axis 1 : tensor<3x?xf32>, tensor<3x2xf32>
+  // CHECK: dlvm.reduce_window max %{{.*}} padding half : tensor<?xf32>
+  %1 = dlvm.reduce_window max %d window [2] strides [2] padding half : tensor<?xf32>
+  // CHECK: dlvm.reduce_window max %{{.*}} padding full : tensor<?xf32>
+  %2 = dlvm.reduce_window max %d window [2] strides [2] padding full : tensor<?xf32>
+  // CHECK: dlvm.reduce_window max %{{.*}} padding full : tensor<0xf32>
+  %3 = dlvm.reduce_window max %z window [1] strides [1] padding full : tensor<0xf32>
+  // CHECK: dlvm.convolve %{{.*}}, %{{.*}} rhs_dilation [3, 3] : tensor<?x2x5x5xf32>, tensor<4x2x0x0xf32>
+  %4 = dlvm.convolve %x, %k rhs_dilation [3, 3] : tensor<?x2x5x5xf32>, tensor<4x2x0x0xf32>
+  // CHECK: dlvm.convolve %{{.*}}, %{{.*}} padding [1, 1, 0, 0] lhs_dilation [3, 3] : tensor<1x2x0x4xf32>, tensor<4x2x1x1xf32>
+  %5 = dlvm.convolve %e, %k1 padding [1, 1, 0, 0] lhs_dilation [3, 3] : tensor<1x2x0x4xf32>, tensor<4x2x1x1xf32>
+  return %0, %1, %2, %3, %4, %5 : tensor<3x?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<0xf32>,
+      tensor<?x4x6x6xf32>, tensor<1x4x2x10xf32>
+}
