@@ -13,6 +13,7 @@ function is read, never modified, while its derivative is built.
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING
 
 from mlir import ir
@@ -137,7 +138,7 @@ class ReverseSweep:
                 value = returned[index]
                 if not self.activity.varied(value):
                     continue
-                seed = seeds[k] if self.decl.seedable else vocab.ones(value.type)
+                seed = seeds[k] if self.decl.seedable else vocab.full_like(scope[value], 1.0)
                 adjoints.accumulate(value, seed)
             self.reverse_block(primal_entry, scope, adjoints)
             args = [primal_entry.arguments[i] for i in self.wrt]
@@ -182,7 +183,7 @@ class ReverseSweep:
         rule = adjoint_rule(op.name)
         if rule is None:
             raise self.no_rule(op)
-        with adjoint_location(op.location):
+        with adjoint_location(op.location), dynamic_shapes_unsupported(op, "reverse"):
             rule(Reverse(self, op, scope, adjoints))
 
     def active_free_values(self, op: ir.Operation) -> list[ir.Value]:
@@ -196,6 +197,30 @@ class ReverseSweep:
             op,
             activity_notes(self.activity, self.primal, source),
         )
+
+
+def has_dynamic_shape(op: ir.Operation) -> bool:
+    """Whether an operand or result of ``op`` is a tensor with a dynamic size."""
+    return any(
+        isinstance(v.type, ir.RankedTensorType) and not ir.RankedTensorType(v.type).has_static_shape
+        for v in [*op.operands, *op.results]
+    )
+
+
+@contextlib.contextmanager
+def dynamic_shapes_unsupported(op: ir.Operation, mode: str):
+    """Report a rule that cannot build its derivative of dynamically shaped tensors (a
+    binding refusing a dynamic type, a static size it needs) as an error at ``op``."""
+    try:
+        yield
+    except (ValueError, TypeError) as err:
+        if not has_dynamic_shape(op):
+            raise
+        raise DifferentiationError(
+            f"cannot differentiate '{op.name}' ({mode} mode) on dynamically shaped tensors: "
+            "its derivative rule needs static shapes",
+            op,
+        ) from err
 
 
 def function_type(fn: ir.Operation) -> ir.FunctionType:

@@ -17,7 +17,13 @@ from mlir.dialects import func
 from dlvm_mlir.ad import vocab
 from dlvm_mlir.ad.activity import Activity
 from dlvm_mlir.ad.cloning import Scope, body_ops, clone_mapped, terminator
-from dlvm_mlir.ad.core import activity_notes, append_entry_block, function_type, reject_sinks
+from dlvm_mlir.ad.core import (
+    activity_notes,
+    append_entry_block,
+    dynamic_shapes_unsupported,
+    function_type,
+    reject_sinks,
+)
 from dlvm_mlir.ad.errors import DifferentiationError
 from dlvm_mlir.ad.registry import tangent_emits_primal, tangent_rule
 from dlvm_mlir.dialects.dlvm import DerivativeDecl
@@ -134,7 +140,8 @@ class ForwardSweep:
         with op.location:
             if not tangent_emits_primal(op.name):
                 clone_mapped(op, scope)
-            rule(Tangent(self, op, scope, tangents))
+            with dynamic_shapes_unsupported(op, "forward"):
+                rule(Tangent(self, op, scope, tangents))
 
     @staticmethod
     def _tangent_or_zeros(value: ir.Value, scope: Scope, tangents: Scope) -> ir.Value:

@@ -353,10 +353,21 @@ def mask_to_float(mask: ir.Value, like: ir.Value) -> ir.Value:
 # --------------------------------------------------------------------------
 
 
+class DynamicShapeError(ValueError):
+    """A rule needs a static size where the tensor has a dynamic one."""
+
+
+def _static_dims(dims: Sequence[int], what: str) -> list[int]:
+    dims = list(dims)
+    if any(d == ir.ShapedType.get_dynamic_size() for d in dims):
+        raise DynamicShapeError(f"{what} needs static sizes")
+    return dims
+
+
 def reshape(x: ir.Value, dims: Sequence[int]) -> ir.Value:
     if shape(x) == list(dims):
         return x
-    return dlvm.reshape(x, list(dims))
+    return dlvm.reshape(x, _static_dims(dims, "reshape"))
 
 
 def transpose(x: ir.Value, perm: Sequence[int]) -> ir.Value:
@@ -379,7 +390,7 @@ def inverse_permutation(perm: Sequence[int]) -> list[int]:
 def broadcast_to(x: ir.Value, dims: Sequence[int]) -> ir.Value:
     if shape(x) == list(dims):
         return x
-    return dlvm.broadcast_to(x, list(dims))
+    return dlvm.broadcast_to(x, _static_dims(dims, "broadcast_to"))
 
 
 def reduce(kind: str, x: ir.Value, dims: Sequence[int], init: ir.Value | None = None) -> ir.Value:

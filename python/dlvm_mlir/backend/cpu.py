@@ -39,8 +39,9 @@ with ``dump_dir=``, ``on_stage=`` or ``$DLVM_MLIR_DUMP_DIR``):
     partial tiles, vectorization; then loop-invariant accumulators (a
     matmul's register tile of C) become loop-carried vectors.
 ``bufferize``
-    One-Shot Bufferize over function boundaries, results turned into
-    caller-allocated out-parameters, deallocation.
+    CFG loops lifted to ``scf`` and poison tensors zeroed (what bufferization
+    and deallocation accept), One-Shot Bufferize over function boundaries,
+    results turned into caller-allocated out-parameters, deallocation.
 ``lower-vectors``
     ``vector.contract`` to broadcast-FMAs, n-D vectors to 1-D, leftover
     linalg ops to loops, ``i1`` buffers stored as bytes
@@ -64,7 +65,10 @@ from typing import Callable
 from mlir import ir, passmanager
 from mlir.dialects import func as func_d
 from mlir.dialects import linalg as linalg_d
+from mlir.dialects import arith as arith_d
 from mlir.dialects import bufferization as bufferization_d
+from mlir.dialects import memref as memref_d
+from mlir.dialects import tensor as tensor_d
 
 from dlvm_mlir.crash_guard import report_stage
 from dlvm_mlir.errors import source_location
@@ -400,6 +404,86 @@ def copy_repeated_results(module: ir.Module) -> int:
     return added
 
 
+def structure_control_flow(module: ir.Module) -> bool:
+    """Turn CFGs (``cf`` branches between blocks) into ``scf`` ops; whether any function had one.
+
+    The deallocation pipeline after bufferization rejects loops made of
+    blocks ("Only structured control-flow loops are supported").
+    """
+    with module.context:
+        if not any(len(fn.regions[0].blocks) > 1 for fn in _functions(module)):
+            return False
+    _run_passes(module, "func.func(lift-cf-to-scf),canonicalize")
+    return True
+
+
+def legalize_tensor_poison(module: ir.Module) -> int:
+    """Replace each ``ub.poison`` tensor by zeros, which One-Shot Bufferize can handle.
+
+    ``lift-cf-to-scf`` (AD of a CFG) yields poison on the paths where a value is
+    undefined; bufferization rejects a poison tensor. Zeros are a refinement of
+    poison and what the interpreter gives; a dynamic size of a poison tensor
+    becomes 0. Returns how many were replaced.
+    """
+    replaced = 0
+    with module.context, ir.Location.unknown():
+        for op in ops_where(module, lambda op: op.name == "ub.poison"):
+            if not isinstance(op.results[0].type, ir.RankedTensorType):
+                continue
+            tensor_type = ir.RankedTensorType(op.results[0].type)
+            element = tensor_type.element_type
+            if isinstance(element, ir.FloatType):
+                zero = ir.FloatAttr.get(element, 0.0)
+            elif isinstance(element, (ir.IntegerType, ir.IndexType)):
+                zero = ir.IntegerAttr.get(element, 0)
+            else:
+                continue
+            with ir.InsertionPoint(op), op.location:
+                if tensor_type.has_static_shape:
+                    value = arith_d.ConstantOp(tensor_type, ir.DenseElementsAttr.get_splat(tensor_type, zero)).result
+                else:
+                    dynamic = ir.ShapedType.get_dynamic_size()
+                    empty_sizes = [0 if n == dynamic else n for n in tensor_type.shape]
+                    empty = tensor_d.EmptyOp(empty_sizes, element).result
+                    value = tensor_d.CastOp(tensor_type, empty).result
+            op.results[0].replace_all_uses_with(value)
+            op.erase()
+            replaced += 1
+    return replaced
+
+
+def copy_repeated_buffers(module: ir.Module) -> int:
+    """After bufferization: give each buffer a function returns more than once its own copy.
+
+    Distinct returned tensors can share one buffer after One-Shot Bufferize
+    (``return %empty, %r`` where ``%r`` was computed in place into the
+    uninitialized ``%empty``, as a zero-size result folds to), and
+    ``buffer-results-to-out-params`` crashes (MLIR 22) on a buffer returned
+    twice. Returns how many copies were added.
+    """
+    added = 0
+    with module.context, ir.Location.unknown():
+        for ret in ops_where(module, lambda op: op.name == "func.return"):
+            seen: set[ir.Value] = set()
+            for index, value in enumerate(list(ret.operands)):
+                if value in seen and isinstance(value.type, ir.MemRefType):
+                    memref_type = ir.MemRefType(value.type)
+                    if memref_type.affine_map != ir.AffineMap.get_identity(memref_type.rank):
+                        continue
+                    with ir.InsertionPoint(ret), ret.location:
+                        sizes = [
+                            memref_d.DimOp(value, arith_d.ConstantOp(ir.IndexType.get(), d).result).result
+                            for d, n in enumerate(memref_type.shape)
+                            if n == ir.ShapedType.get_dynamic_size()
+                        ]
+                        copy = memref_d.AllocOp(memref_type, sizes, []).result
+                        memref_d.CopyOp(value, copy)
+                        ret.operands[index] = copy
+                    added += 1
+                seen.add(value)
+    return added
+
+
 def _is_strided_copy(op: ir.Operation) -> bool:
     types = [ir.MemRefType(v.type) for v in op.operands if isinstance(v.type, ir.MemRefType)]
     return len(types) != 2 or not all(_is_contiguous(t) for t in types)
@@ -417,6 +501,8 @@ def rewrite_strided_copies(module: ir.Module) -> int:
 
 def stage_bufferize(module: ir.Module, options: CpuOptions) -> None:
     """Tensors -> memrefs; results become caller-allocated out-parameters."""
+    structure_control_flow(module)
+    legalize_tensor_poison(module)
     copy_repeated_results(module)
     _run_passes(
         module,
@@ -426,7 +512,11 @@ def stage_bufferize(module: ir.Module, options: CpuOptions) -> None:
         "unknown-type-conversion=identity-layout-map allow-return-allocs-from-loops},"
         # fold loop results back to their buffers first, so that a returned
         # allocation is recognised and becomes the caller's out-parameter
-        "canonicalize,cse,"
+        "canonicalize,cse",
+    )
+    copy_repeated_buffers(module)
+    _run_passes(
+        module,
         "buffer-results-to-out-params{hoist-static-allocs modify-public-functions},"
         "canonicalize,cse",
     )

@@ -67,8 +67,10 @@ from dlvm_mlir.transforms.kernel_fusion import FusionOptions, fuse_linalg, norma
 from .analysis import analyze_linalg_op, tileable_maps
 from .cpu import (
     copies_to_linalg,
+    copy_repeated_buffers,
     copy_repeated_results,
     entry_point_signatures,
+    legalize_tensor_poison,
     ops_where,
     run_stages,
     stage_entry_points,
@@ -266,13 +268,18 @@ def _copies_to_linalg(module: ir.Module) -> int:
 
 def stage_bufferize(module: ir.Module, options: GpuOptions) -> None:
     """Tensors -> memrefs; results become caller-allocated out-parameters."""
+    legalize_tensor_poison(module)
     copy_repeated_results(module)
     _run_passes(
         module,
         "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
         "one-shot-bufferize{bufferize-function-boundaries "
         "function-boundary-type-conversion=identity-layout-map "
-        "unknown-type-conversion=identity-layout-map allow-return-allocs-from-loops},"
+        "unknown-type-conversion=identity-layout-map allow-return-allocs-from-loops}",
+    )
+    copy_repeated_buffers(module)
+    _run_passes(
+        module,
         "buffer-results-to-out-params{hoist-static-allocs modify-public-functions},"
         "canonicalize,cse",
     )

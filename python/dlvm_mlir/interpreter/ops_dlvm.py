@@ -501,6 +501,8 @@ def reduce_window(x, kind: int, window, strides, padding: int):
     if len(window) != rank or len(strides) != rank:
         raise InterpreterError("window and strides need one entry per dimension")
     pads = [window_padding(n, w, s, padding) for n, w, s in zip(x.shape, window, strides)]
+    if any(out <= 0 for _, _, out in pads):  # no window at all (a zero-size input): nothing to reduce
+        return np.empty(tuple(max(out, 0) for _, _, out in pads), x.dtype)
     ident = identity(kind, x.dtype)
     xp = np.pad(x, [(lo, hi) for lo, hi, _ in pads], constant_values=ident)
     views = sliding_window_view(xp, tuple(window))

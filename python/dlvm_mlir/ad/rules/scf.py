@@ -29,6 +29,7 @@ from mlir.dialects import scf, tensor
 from dlvm_mlir.ad import vocab
 from dlvm_mlir.ad.cloning import Scope, terminator
 from dlvm_mlir.ad.core import Adjoints
+from dlvm_mlir.ad.errors import DifferentiationError
 from dlvm_mlir.ad.registry import adjoint, augmented_forward, tangent
 
 _DYNAMIC = ir.ShapedType.get_dynamic_size()
@@ -67,6 +68,8 @@ def _tape_store(tape: ir.Value, value: ir.Value, position: ir.Value) -> ir.Value
     """Write ``value`` into slot ``position`` of ``tape``; return the new tape."""
     if not vocab.is_tensor(value):
         return tensor.InsertOp(value, tape, [position]).result
+    if _statically_empty(value.type):
+        return tape  # nothing to keep; a slice of a size-0 dimension does not verify upstream
     slot = _slot(position, _sizes(value, vocab.shape(value.type)))
     if _rank_reducing(value.type):
         return tensor.InsertSliceOp(value, tape, *slot).result
@@ -78,10 +81,17 @@ def _tape_load(tape: ir.Value, value_type: ir.Type, position: ir.Value) -> ir.Va
         return tensor.ExtractOp(tape, [position]).result
     dims = vocab.shape(value_type)
     sizes = [tensor.DimOp(tape, vocab.index(d + 1)).result if n == _DYNAMIC else n for d, n in enumerate(dims)]
+    if _statically_empty(value_type):
+        return tensor.EmptyOp(sizes, vocab.element_type(value_type)).result
     if _rank_reducing(value_type):
         return tensor.ExtractSliceOp(value_type, tape, *_slot(position, sizes)).result
     slot_type = ir.RankedTensorType.get([1, *dims], vocab.element_type(value_type))
     return vocab.squeeze_shape(tensor.ExtractSliceOp(slot_type, tape, *_slot(position, sizes)).result, 0)
+
+
+def _statically_empty(value_type: ir.Type) -> bool:
+    """A tensor type with a static size of 0: it has no elements to tape."""
+    return 0 in vocab.shape(value_type)
 
 
 def _rank_reducing(value_type: ir.Type) -> bool:
@@ -177,6 +187,8 @@ def _for_forward(sweep, op: ir.Operation, scope: Scope) -> None:
     carried = list(body.arguments)[1:]
     n = len(carried)
     taped = [i for i, arg in enumerate(carried) if _has_uses(arg)]
+    if vocab.constant_int(step) == 0:
+        raise DifferentiationError("cannot differentiate 'scf.for' with a step of 0: it has no trip count", op)
     count, static = _trip_count(lower, upper, step)
     empty = [_tape_alloc(inits[i], count, static) for i in taped]
     loop = scf.ForOp(lower, upper, step, inits + empty)
