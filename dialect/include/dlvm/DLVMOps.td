@@ -206,6 +206,7 @@ def DLVM_DotOp : DLVM_Op<"dot", [Pure, AllElementTypesMatch<["lhs", "rhs", "resu
 
     Integers wrap. On `i1` the products are ANDs and the sum is an OR (a
     boolean matrix product, as numpy's `matmul` and XLA's `dot` on PRED).
+    `f16` and `bf16` products are summed in `f32` and rounded once.
 
     ```mlir
     %y = dlvm.dot %x, %w : tensor<32x784xf32>, tensor<784x512xf32>

@@ -1036,7 +1036,6 @@ struct DotLowering : StaticOpLowering<DotOp> {
     Location loc = op.getLoc();
     Value lhs = adaptor.getLhs(), rhs = adaptor.getRhs();
     int64_t lr = tensorType(lhs).getRank(), rr = tensorType(rhs).getRank();
-    auto resultType = cast<RankedTensorType>(op.getType());
     // Transposed matrix operands, read in place (see above).
     Value lhsT = lr >= 2 ? matrixTransposeSource(op.getLhs()) : Value();
     Value rhsT = rr >= 2 ? matrixTransposeSource(op.getRhs()) : Value();
@@ -1046,6 +1045,14 @@ struct DotLowering : StaticOpLowering<DotOp> {
       return rewriter.notifyMatchFailure(op, "unmapped transpose operand");
     bool transA = static_cast<bool>(lhsT), transB = static_cast<bool>(rhsT);
     Value l = transA ? lhsT : lhs, r = transB ? rhsT : rhs;
+    // f16 / bf16 products are summed in f32 and rounded once (as numpy's
+    // half matmul and XLA on CPU): an f16 sum of hundreds of terms loses
+    // most of its digits.
+    auto resultType = cast<RankedTensorType>(op.getType());
+    Type element = resultType.getElementType();
+    bool lowFloat = element.isF16() || element.isBF16();
+    if (lowFloat)
+      resultType = resultType.clone(rewriter.getF32Type());
     Value result;
     if (lr == 1 && rr == 1)
       result = contract<linalg::DotOp>(rewriter, loc, lhs, rhs, resultType);
@@ -1090,6 +1097,12 @@ struct DotLowering : StaticOpLowering<DotOp> {
       // The verifier rejects other ranks; nothing has been created yet.
       return rewriter.notifyMatchFailure(op, "unsupported operand ranks");
     }
+    if (lowFloat)
+      result = buildElementwise(
+          rewriter, loc, cast<RankedTensorType>(op.getType()), result,
+          [&](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+            return arith::TruncFOp::create(nb, nl, element, args[0]);
+          });
     rewriter.replaceOp(op, result);
     return success();
   }
