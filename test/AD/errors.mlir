@@ -81,16 +81,6 @@ func.func private @calls_external_grad(tensor<f32>) -> tensor<f32>
 
 // -----
 
-func.func @negative_padding(%x: tensor<1x1x5xf32>, %k: tensor<1x1x2xf32>) -> tensor<1x1x3xf32> {
-  // expected-error @+1 {{'dlvm.convolve' is not differentiable with negative padding}}
-  %y = dlvm.convolve %x, %k padding [-1, 0] : tensor<1x1x5xf32>, tensor<1x1x2xf32>
-  return %y : tensor<1x1x3xf32>
-}
-func.func private @negative_padding_grad(tensor<1x1x5xf32>, tensor<1x1x2xf32>) -> (tensor<1x1x5xf32>, tensor<1x1x2xf32>)
-    attributes {dlvm.gradient = #dlvm.gradient<of @negative_padding>}
-
-// -----
-
 func.func @primal(%x: tensor<f32>) -> tensor<f32> {
   return %x : tensor<f32>
 }

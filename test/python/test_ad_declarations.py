@@ -305,16 +305,3 @@ func.func private @dg(tensor<f64>) -> tensor<f64> attributes {dlvm.gradient = #d
     )
     assert "cannot differentiate @ext: it is a declaration without a body" in err.summary
 
-
-def test_restricted_attribute_combination_is_an_error() -> None:
-    err = _error(
-        """
-func.func @c(%x: tensor<1x1x5xf64>, %k: tensor<1x1x2xf64>) -> tensor<1x1x3xf64> {
-  %y = dlvm.convolve %x, %k padding [-1, 0] : tensor<1x1x5xf64>, tensor<1x1x2xf64>
-  return %y : tensor<1x1x3xf64>
-}
-func.func private @dc(tensor<1x1x5xf64>, tensor<1x1x2xf64>) -> (tensor<1x1x5xf64>, tensor<1x1x2xf64>)
-    attributes {dlvm.gradient = #dlvm.gradient<of @c>}
-"""
-    )
-    assert "'dlvm.convolve' is not differentiable with negative padding" in err.summary
