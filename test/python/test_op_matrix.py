@@ -455,7 +455,7 @@ def binary_cases() -> list[Case]:
                     cases.append(binary_case(op, dtype, lhs, rhs, samplers, _errstate(ref), modes=("fwd",), atol=atol))
                     continue
                 if dtype == "bf16" and lhs != rhs:
-                    # the gradient sums a bf16 tensor over both broadcast dimensions: LLVM aborts on the
+                    # the gradient sums a bf16 tensor over both broadcast dimensions: LLVM aborted on the
                     # vector.reduction of vector<65xbf16> ("Do not know how to soft promote this operator's operand")
                     cases.append(binary_case(op, dtype, lhs, rhs, samplers, _errstate(ref), modes=("fwd",), atol=atol))
                     cases.append(binary_case(op, dtype, lhs, rhs, samplers, _errstate(ref), modes=("vjp",), atol=atol,
@@ -789,7 +789,7 @@ def shape_cases() -> list[Case]:
 
 # ----- reductions -----------------------------------------------------------
 
-BF16_REDUCTION = "new: LLVM aborts on bf16 vector reductions (soft promote of scalar_to_vector v32bf16)"
+BF16_REDUCTION = "fixed (bf16 ops stay scalar): LLVM aborted on bf16 vector reductions (soft promote of scalar_to_vector v32bf16)"
 
 REDUCE_SPECS_F32 = [
     ((33, 65), (0,), "fwd vjp"), ((33, 65), (1,), "fwd vjp jvp"), ((33, 65), (0, 1), "fwd vjp"),

@@ -222,8 +222,13 @@ def analyze_linalg_op(op: ir.Operation) -> LoopNest | None:
         "parallel" if d in output_dims else "reduction" for d in range(len(ranges))
     )
     widths = [_bit_width(_element_type(v.type)) for v in operands]
-    vectorizable = all(w is not None and w >= 8 for w in widths) and not _reduces_an_invariant(
-        op, maps, len(operands) - n_outputs, iterators
+    vectorizable = (
+        all(w is not None and w >= 8 for w in widths)
+        and not _reduces_an_invariant(op, maps, len(operands) - n_outputs, iterators)
+        # LLVM's x86 back end aborts on bf16 vectors it has to split (a vector
+        # reduction, an fpext of vector<33xbf16>: "Do not know how to soft
+        # promote this operator's operand"): ops on bf16 stay scalar
+        and not any(isinstance(_element_type(v.type), ir.BF16Type) for v in operands)
     )
     element_bytes = max((w or 8) for w in widths) // 8
     return LoopNest(
