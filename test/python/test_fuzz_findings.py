@@ -269,3 +269,16 @@ func.func @f(%a: tensor<2x3xf32>) -> tensor<4x3xf32> {
   return %0 : tensor<4x3xf32>
 }
 """)
+
+
+def test_interpreter_rejects_results_too_large_to_materialize():
+    """A 2^63-element dlvm.random: a located InterpreterError, not a numpy traceback."""
+    text = """
+func.func @dead(%x: tensor<4xf32>) {
+  %1 = dlvm.random [9223372036854775807] from 0.0 upto 1.0 seed 1 : f32
+  return
+}
+"""
+    with pytest.raises(DLVMError, match="too large for the interpreter") as info:
+        interpret(text, "dead", np.zeros(4, np.float32))
+    assert info.value.__cause__ is None

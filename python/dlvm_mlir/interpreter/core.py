@@ -448,6 +448,19 @@ def _parse_dense_text(text: str, elem: ElementInfo, shape: tuple) -> np.ndarray:
 _MISSING = object()
 
 
+#: results with more elements than this are not materialized by the interpreter
+MAX_ELEMENTS = 1 << 32
+
+
+def _too_large(info: TypeInfo) -> bool:
+    return info.shape is not None and all(d >= 0 for d in info.shape) and math.prod(info.shape) > MAX_ELEMENTS
+
+
+def _too_large_result(frame: Any, node: Node, args: list) -> Any:
+    sizes = [math.prod(t.shape) for t in node.out_info if _too_large(t)]
+    raise node.error(f"a result of {sizes[0]} elements is too large for the interpreter (limit {MAX_ELEMENTS})")
+
+
 class Node:
     """One compiled op."""
 
@@ -597,6 +610,8 @@ class _Compiler:
             node.ins = [self.slot(v) for v in o.operands]
             node.outs = [self.slot(r) for r in o.results]
             node.out_info = [interp.type_info(r.type) for r in o.results]
+            if any(_too_large(t) for t in node.out_info):
+                node.fn = _too_large_result
             node.coerce = [make_coercer(t) for t in node.out_info]
             node.store = 0 if not node.outs else (2 if seq or len(node.outs) > 1 else 1)
             node.regions = [self.region(r) for r in o.regions]
