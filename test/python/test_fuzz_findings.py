@@ -1,8 +1,6 @@
 """Regression tests for what dlvm-fuzz found (docs/fuzzing.md), minimized from its reproducers.
 
-Each test states the behaviour that should hold. Those marked ``xfail(strict=True)`` fail
-today: when the bug is fixed the test passes, pytest reports it as XPASS(strict) and the
-marker must be removed.
+Each test states the behaviour that should hold; every finding here is fixed.
 """
 
 from __future__ import annotations
@@ -16,10 +14,6 @@ from dlvm_mlir.errors import DLVMError
 from dlvm_mlir.interpreter import run as interpret
 
 FILE = "finding.mlir"
-
-
-def _fuzz_bug(reason: str):
-    return pytest.mark.xfail(strict=True, reason=f"dlvm-fuzz finding, not fixed yet: {reason}")
 
 
 def _located_error(text: str, **compile_kwargs) -> str:
