@@ -89,3 +89,14 @@ func.func @absorbed(%a: tensor<3x4xf32>, %v: tensor<3xf32>, %w: tensor<4xf32>) -
   %2 = dlvm.add %0, %0 : tensor<4xf32>, tensor<4xf32>
   return %2, %1, %0 : tensor<4xf32>, tensor<3xf32>, tensor<4xf32>
 }
+
+// i1 dots sum with OR while add is XOR: a sum of i1 dots is never fused (dlvm-fuzz).
+// CHECK-LABEL: func.func @boolean_dots
+// CHECK-NOT: dlvm.concatenate
+// CHECK: return
+func.func @boolean_dots(%w: tensor<64x2xi1>, %x: tensor<2x64xi1>, %u: tensor<64x3xi1>, %h: tensor<3x64xi1>) -> tensor<64x64xi1> {
+  %wx = dlvm.dot %w, %x : tensor<64x2xi1>, tensor<2x64xi1>
+  %uh = dlvm.dot %u, %h : tensor<64x3xi1>, tensor<3x64xi1>
+  %r = dlvm.add %wx, %uh : tensor<64x64xi1>, tensor<64x64xi1>
+  return %r : tensor<64x64xi1>
+}

@@ -276,3 +276,21 @@ func.func @dead(%x: tensor<4xf32>) {
     with pytest.raises(DLVMError, match="too large for the interpreter") as info:
         interpret(text, "dead", np.zeros(4, np.float32))
     assert info.value.__cause__ is None
+
+
+def test_sum_of_i1_dots_is_not_fused():
+    """dlvm-linalg-fusion turned dot(w, x) + dot(u, h) into one dot of concatenations, which on
+    i1 ORs the two products where add XORs them."""
+    text = """
+func.func @g(%w: tensor<64x2xi1>, %x: tensor<2x64xi1>, %u: tensor<64x3xi1>, %h: tensor<3x64xi1>) -> tensor<64x64xi1> {
+  %wx = dlvm.dot %w, %x : tensor<64x2xi1>, tensor<2x64xi1>
+  %uh = dlvm.dot %u, %h : tensor<64x3xi1>, tensor<3x64xi1>
+  %r = dlvm.add %wx, %uh : tensor<64x64xi1>, tensor<64x64xi1>
+  return %r : tensor<64x64xi1>
+}
+"""
+    rng = np.random.default_rng(5)
+    args = [rng.random(s) < 0.5 for s in ((64, 2), (2, 64), (64, 3), (3, 64))]
+    expected = (args[0] @ args[1]) ^ (args[2] @ args[3])
+    np.testing.assert_array_equal(dlvm_mlir.compile(text)["g"](*args), expected)
+    np.testing.assert_array_equal(interpret(text, "g", *args), expected)

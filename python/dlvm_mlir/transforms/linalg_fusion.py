@@ -106,6 +106,9 @@ def _traffic_saved(group: list[dlvm.DotOp]) -> int:
 def _fuse_sum(op: dlvm.AddOp, worth_it: Callable[[list[dlvm.DotOp]], bool]) -> ir.Value | None:
     if _is_inside_sum(op):
         return None
+    element = ir.RankedTensorType(op.result.type).element_type
+    if isinstance(element, ir.IntegerType) and ir.IntegerType(element).width == 1:
+        return None  # i1: dot sums with OR, add is XOR (found by dlvm-fuzz)
     groups: dict[tuple[int, int], list[dlvm.DotOp]] = {}
     others: list[ir.Value] = []
     for term in _sum_terms(op):
