@@ -26,9 +26,11 @@ filecheck = query("--filecheck")
 llvm_bin = os.path.dirname(filecheck)
 
 config.environment["PATH"] = os.pathsep.join([venv_bin, llvm_bin, config.environment.get("PATH", os.environ["PATH"])])
-for var in ("HOME", "TMPDIR"):
+for var in ("HOME", "TMPDIR", "CC"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
+# the compile cache of the test run, never the user's
+config.environment["DLVM_MLIR_CACHE_DIR"] = os.path.join(os.path.dirname(__file__), "Output", "dlvm-cache")
 
 config.substitutions.append(("%python", python))
 config.substitutions.append(("%dlvm_plugin", plugin))

@@ -5,11 +5,12 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dlvm-c/Attributes.h"
+#include "dlvm-c/Codegen.h"
 #include "dlvm-c/Diagnostics.h"
 #include "dlvm-c/Dialect.h"
 #include "dlvm-c/Passes.h"
 
-#include "AsyncRuntime.h"
+#include "dlvm-runtime/Runtime.h"
 
 #include "mlir/Bindings/Python/NanobindAdaptors.h"
 #include "mlir-c/BuiltinTypes.h"
@@ -25,101 +26,6 @@
 #include <vector>
 
 namespace nb = nanobind;
-
-// A caching allocator for the buffers of JIT-compiled code. The CPU back end
-// lowers memref.alloc/dealloc to MLIR's generic allocation functions
-// (finalize-memref-to-llvm{use-generic-functions}) and binds them to these:
-// a freed block is kept, keyed by (size, alignment), for the next allocation
-// of that shape. Compiled functions allocate the same temporaries on every
-// call; with plain malloc/free, glibc returns large blocks to the OS and each
-// call page-faults them in again (measured: 30-40% of an MLP training step).
-// Cached bytes are capped; beyond the cap blocks really are freed.
-namespace {
-struct BlockHeader {
-  void *raw;
-  std::size_t size;
-  std::size_t alignment;
-};
-
-class BufferCache {
-public:
-  static BufferCache &get() {
-    static BufferCache *cache = new BufferCache(); // never destroyed
-    return *cache;
-  }
-
-  void *allocate(std::size_t alignment, std::size_t size) {
-    alignment = std::max<std::size_t>(alignment, alignof(std::max_align_t));
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      auto found = free.find({size, alignment});
-      if (found != free.end() && !found->second.empty()) {
-        void *block = found->second.back();
-        found->second.pop_back();
-        cached -= size;
-        ++hits;
-        return block;
-      }
-      ++misses;
-    }
-    // Room for the header before an aligned payload.
-    std::size_t offset =
-        (sizeof(BlockHeader) + alignment - 1) / alignment * alignment;
-    std::size_t total = (offset + size + alignment - 1) / alignment * alignment;
-    void *raw = std::aligned_alloc(alignment, total);
-    if (!raw)
-      return nullptr;
-    auto *payload = static_cast<char *>(raw) + offset;
-    *reinterpret_cast<BlockHeader *>(payload - sizeof(BlockHeader)) = {
-        raw, size, alignment};
-    return payload;
-  }
-
-  void release(void *payload) {
-    if (!payload)
-      return;
-    BlockHeader header = *reinterpret_cast<BlockHeader *>(
-        static_cast<char *>(payload) - sizeof(BlockHeader));
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      if (cached + header.size <= capacity) {
-        free[{header.size, header.alignment}].push_back(payload);
-        cached += header.size;
-        return;
-      }
-    }
-    std::free(header.raw);
-  }
-
-  void trim() {
-    std::lock_guard<std::mutex> lock(mutex);
-    for (auto &entry : free)
-      for (void *payload : entry.second)
-        std::free(reinterpret_cast<BlockHeader *>(static_cast<char *>(payload) -
-                                                  sizeof(BlockHeader))
-                      ->raw);
-    free.clear();
-    cached = 0;
-  }
-
-  std::mutex mutex;
-  std::map<std::pair<std::size_t, std::size_t>, std::vector<void *>> free;
-  std::size_t cached = 0;
-  std::size_t capacity = std::size_t(512) << 20;
-  std::uint64_t hits = 0, misses = 0;
-};
-
-extern "C" void *dlvmBufferAlloc(std::uint64_t size) {
-  return BufferCache::get().allocate(16, size);
-}
-extern "C" void *dlvmBufferAlignedAlloc(std::uint64_t alignment,
-                                        std::uint64_t size) {
-  return BufferCache::get().allocate(alignment, size);
-}
-extern "C" void dlvmBufferFree(void *payload) {
-  BufferCache::get().release(payload);
-}
-} // namespace
 
 namespace {
 // The first byte of a C-contiguous buffer (numpy array); raises the
@@ -218,50 +124,36 @@ NB_MODULE(_dlvm, m) {
       "registry, so textual pipelines (PassManager.parse) can name them.");
 
   m.def(
-      "buffer_functions",
+      "runtime_symbols",
       []() {
-        nb::dict d;
-        d["_mlir_memref_to_llvm_alloc"] =
-            reinterpret_cast<std::uintptr_t>(&dlvmBufferAlloc);
-        d["_mlir_memref_to_llvm_aligned_alloc"] =
-            reinterpret_cast<std::uintptr_t>(&dlvmBufferAlignedAlloc);
-        d["_mlir_memref_to_llvm_free"] =
-            reinterpret_cast<std::uintptr_t>(&dlvmBufferFree);
-        return d;
+        nb::list names;
+        for (const char *const *name = dlvmRuntimeSymbols(); *name; ++name)
+          names.append(*name);
+        return names;
       },
-      "Addresses of the caching allocator that JIT-compiled code calls for "
-      "memref.alloc/dealloc (MLIR's generic allocation function names).");
+      "Names of the functions compiled code may call in libdlvm_runtime.so "
+      "(MLIR's generic allocation functions and its async runtime ABI).");
   m.def(
       "buffer_cache_stats",
       []() {
-        BufferCache &cache = BufferCache::get();
-        std::lock_guard<std::mutex> lock(cache.mutex);
+        DlvmBufferStats stats;
+        dlvmRuntimeBufferStats(&stats);
         nb::dict d;
-        d["cached_bytes"] = cache.cached;
-        d["hits"] = cache.hits;
-        d["misses"] = cache.misses;
-        d["capacity"] = cache.capacity;
+        d["cached_bytes"] = stats.cachedBytes;
+        d["hits"] = stats.hits;
+        d["misses"] = stats.misses;
+        d["capacity"] = stats.capacity;
         return d;
       },
       "Counters of the caching allocator.");
   m.def(
-      "trim_buffer_cache", []() { BufferCache::get().trim(); },
+      "trim_buffer_cache", []() { dlvmRuntimeTrimBuffers(); },
       "Free every cached block.");
-
-  m.def(
-      "async_runtime_functions",
-      []() {
-        nb::dict d;
-        for (auto [name, address] : dlvm::asyncRuntimeSymbols())
-          d[name] = reinterpret_cast<std::uintptr_t>(address);
-        return d;
-      },
-      "Addresses of the async runtime (MLIR's mlirAsyncRuntime* ABI on a "
-      "spinning thread pool) that JIT-compiled parallel loops call.");
   m.def(
       "async_runtime_stats",
       []() {
-        dlvm::AsyncRuntimeStats stats = dlvm::asyncRuntimeStats();
+        DlvmAsyncStats stats;
+        dlvmRuntimeAsyncStats(&stats);
         nb::dict d;
         d["live_objects"] = stats.liveObjects;
         d["workers"] = stats.workers;
@@ -272,13 +164,84 @@ NB_MODULE(_dlvm, m) {
         return d;
       },
       "Counters of the async runtime.");
-  m.def("reserve_async_workers", &dlvm::reserveAsyncWorkers, nb::arg("workers"),
+  m.def("reserve_async_workers", &dlvmRuntimeReserveWorkers, nb::arg("workers"),
         "Makes sure this many worker threads exist (at most cpus - 1).");
-  m.def("set_async_runtime_spin", &dlvm::setAsyncRuntimeSpin,
-        nb::arg("microseconds"),
+  m.def("set_async_runtime_spin", &dlvmRuntimeSetSpin, nb::arg("microseconds"),
         "How long idle workers and waiting threads poll before they sleep.");
 
-  // Calling JIT-compiled entry points (backend/runtime.py): reading data
+  // Machine code for an LLVM-dialect module (dlvm-c/Codegen.h).
+  m.def(
+      "codegen",
+      [](MlirModule module, const std::string &output, const std::string &triple,
+         const std::string &cpu, const std::string &features, int optLevel,
+         int partitions, bool postRAScheduling, const std::string &exported,
+         const std::string &metadata, int workers) {
+        DlvmCodegenOptions options;
+        options.triple = triple.c_str();
+        options.cpu = cpu.c_str();
+        options.features = features.c_str();
+        options.optLevel = optLevel;
+        if (output == "obj")
+          options.output = DlvmCodegenObject;
+        else if (output == "asm")
+          options.output = DlvmCodegenAssembly;
+        else if (output == "llvm")
+          options.output = DlvmCodegenLLVMIR;
+        else if (output == "bc")
+          options.output = DlvmCodegenBitcode;
+        else
+          throw nb::value_error("output must be 'obj', 'asm', 'llvm' or 'bc'");
+        options.partitions = partitions;
+        options.postRAScheduling = postRAScheduling;
+        options.exported = exported.c_str();
+        options.metadata = mlirStringRefCreate(metadata.data(), metadata.size());
+        options.workers = workers;
+        std::vector<std::string> outputs;
+        std::string error;
+        auto collect = [](MlirStringRef bytes, void *data) {
+          static_cast<std::vector<std::string> *>(data)->emplace_back(bytes.data, bytes.length);
+        };
+        auto report = [](MlirStringRef text, void *data) {
+          static_cast<std::string *>(data)->append(text.data, text.length);
+        };
+        MlirLogicalResult result;
+        {
+          nb::gil_scoped_release release;
+          result = dlvmCodegen(module, options, collect, &outputs, report, &error);
+        }
+        if (mlirLogicalResultIsFailure(result))
+          throw std::runtime_error(error);
+        nb::list out;
+        for (const std::string &bytes : outputs)
+          out.append(nb::bytes(bytes.data(), bytes.size()));
+        return out;
+      },
+      nb::arg("module"), nb::arg("output"), nb::arg("triple"), nb::arg("cpu"),
+      nb::arg("features"), nb::arg("opt_level"), nb::arg("partitions"),
+      nb::arg("post_ra_scheduling"), nb::arg("exported"), nb::arg("metadata"),
+      nb::arg("workers"),
+      "Translates an LLVM-dialect module to LLVM IR (with packed wrappers "
+      "`_mlir_<f>` of the C-interface functions), optimizes it and returns "
+      "the outputs: object files (one per partition, compiled in parallel), "
+      "assembly, LLVM IR text or bitcode. Empty triple/cpu/features: the host. "
+      "workers > 0: loading the object reserves that many runtime workers.");
+  m.def(
+      "host_target",
+      []() {
+        std::string text;
+        dlvmHostTarget(
+            [](MlirStringRef part, void *data) {
+              static_cast<std::string *>(data)->append(part.data, part.length);
+            },
+            &text);
+        std::size_t first = text.find('\n'), second = text.find('\n', first + 1);
+        return nb::make_tuple(text.substr(0, first),
+                              text.substr(first + 1, second - first - 1),
+                              text.substr(second + 1));
+      },
+      "(triple, cpu, features) of this machine, as LLVM detects them.");
+
+  // Calling compiled entry points (backend/runtime.py): reading data
   // pointers through numpy's __array_interface__ and calling through ctypes
   // cost about 3.5 us per array and 2 us per call; through the buffer
   // protocol, about 0.2 us per array.

@@ -36,7 +36,7 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module 'dlvm_mlir' has no attribute '{name}'")
 
 
-__all__ = ["compile", "make_context", *_REWRITES_API]
+__all__ = ["compile", "load", "make_context", *_REWRITES_API]
 
 
 def compile(source, target="cpu", **kwargs):  # noqa: A001
@@ -44,3 +44,10 @@ def compile(source, target="cpu", **kwargs):  # noqa: A001
     from .compiler import compile as _compile
 
     return _compile(source, target, **kwargs)
+
+
+def load(path):
+    """The Executable of a shared object built by ``compile`` or ``dlvm-compile``; see :func:`dlvm_mlir.compiler.load`."""
+    from .compiler import load as _load
+
+    return _load(path)

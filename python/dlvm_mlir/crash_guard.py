@@ -1,142 +1,50 @@
-"""Run compiler work in a forked child, so no input can kill the caller.
+"""No input may kill the caller: compiler work runs in the compiler process.
 
 MLIR and LLVM come as wheels built with assertions: an upstream assertion
 (or a segfault) reached from user input aborts the whole process.  The
 compiler's entry points (:func:`dlvm_mlir.compile`, :func:`dlvm_mlir.lower`,
-``dlvm-opt``) therefore run parsing and passes through :func:`isolated`: the
-work runs in a ``fork()``-ed child whose stderr is captured; its result (or
-exception) comes back pickled.  When the child dies, the caller gets an
+NNKit, ``dlvm-opt``, ``dlvm-compile``) therefore run parsing, passes and code
+generation through :func:`isolated`: the work goes to the compiler process
+(:mod:`dlvm_mlir.compiler_process`), which runs it in a child of its own.
+When the child dies or runs past its timeout, the caller gets an
 :class:`InternalCompilerError` carrying the assertion text, the stage the
 child had reached, a reproducer file and, for a crash while parsing, the
 input line that triggers it (found by bisection over prefixes of the input).
 
 ``DLVM_MLIR_CRASH_GUARD=0`` runs everything in process (for a debugger).
-The separate compiler process of the compiled-artifacts issue will replace
-the fork with a persistent worker; the interface stays.
 """
 
 from __future__ import annotations
 
-import faulthandler
-import gc
+import functools
 import os
-import pickle
 import re
-import selectors
 import signal
-import struct
 import sys
 import tempfile
-import time
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .errors import DLVMError, InternalCompilerError, SourceLocation
+from .compiler_process import compiler_process, in_child, report_stage
+from .errors import InternalCompilerError, SourceLocation
 
-__all__ = ["InternalCompilerError", "enabled", "isolated", "locate_parse_crash", "report_stage"]
+__all__ = ["InternalCompilerError", "enabled", "isolated", "locate_parse_crash", "prestart", "report_stage"]
 
 T = TypeVar("T")
 
-#: frames on the status pipe: (kind, payload), kind "stage" or "result"
-_HEADER = struct.Struct("<Q")
-_status_fd: int | None = None
-
 
 def enabled() -> bool:
-    """Whether compiler work runs in a child process (not when already inside one)."""
-    if _status_fd is not None or not hasattr(os, "fork"):
+    """Whether compiler work goes to the compiler process (not when already inside it)."""
+    if in_child() or not hasattr(os, "fork"):
         return False
     return os.environ.get("DLVM_MLIR_CRASH_GUARD", "1").lower() not in ("0", "false", "off", "no")
 
 
-def report_stage(name: str) -> None:
-    """Record what the compiler is doing now (in the guarded child; a no-op elsewhere)."""
-    if _status_fd is not None:
-        _send(_status_fd, ("stage", name))
-
-
-def _send(fd: int, message: Any) -> None:
-    data = pickle.dumps(message)
-    view = memoryview(_HEADER.pack(len(data)) + data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
-def _picklable(exc: BaseException) -> BaseException:
-    """``exc`` if it survives a pickle round trip, else a DLVMError/RuntimeError with its text."""
-    try:
-        pickle.loads(pickle.dumps(exc))
-        return exc
-    except Exception:
-        base = DLVMError if isinstance(exc, DLVMError) else RuntimeError
-        return base(f"{type(exc).__name__}: {exc}")
-
-
-def _child(work: Callable[[], Any], status_w: int, err_w: int) -> None:
-    global _status_fd
-    code = 0
-    # GC stays off (see isolated): the child is short-lived.
-    faulthandler.disable()  # its report of a crash would bypass the captured stderr
-    try:
-        os.dup2(err_w, 2)
-        os.environ["LLVM_DISABLE_SYMBOLIZATION"] = "1"
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        _status_fd = status_w
-        try:
-            message: Any = ("result", (True, work()))
-        except BaseException as exc:  # noqa: BLE001 - every outcome goes back to the parent
-            message = ("result", (False, _picklable(exc)))
-        try:
-            _send(status_w, message)
-        except Exception as exc:  # an unpicklable result
-            _send(status_w, ("result", (False, RuntimeError(f"cannot return the result: {exc}"))))
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except BaseException:  # noqa: BLE001
-        code = 3
-    finally:
-        os._exit(code)
-
-
-def _collect(pid: int, status_r: int, err_r: int, timeout: float | None) -> tuple[bytes, bytes, int | None, bool]:
-    """Read the child's pipes until both close; its status bytes, stderr, wait status, timed out."""
-    buffers = {status_r: bytearray(), err_r: bytearray()}
-    deadline = None if timeout is None else time.monotonic() + timeout
-    timed_out = False
-    with selectors.DefaultSelector() as sel:
-        for fd in buffers:
-            sel.register(fd, selectors.EVENT_READ)
-        open_fds = set(buffers)
-        while open_fds:
-            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-            events = sel.select(wait)
-            if not events and deadline is not None and time.monotonic() >= deadline:
-                timed_out = True
-                os.kill(pid, signal.SIGKILL)
-                break
-            for key, _ in events:
-                chunk = os.read(key.fd, 1 << 16)
-                if chunk:
-                    buffers[key.fd] += chunk
-                else:
-                    sel.unregister(key.fd)
-                    open_fds.discard(key.fd)
-    _, status = os.waitpid(pid, 0)
-    return bytes(buffers[status_r]), bytes(buffers[err_r]), status, timed_out
-
-
-def _messages(data: bytes) -> list[tuple[str, Any]]:
-    out, pos = [], 0
-    while pos + _HEADER.size <= len(data):
-        (size,) = _HEADER.unpack_from(data, pos)
-        pos += _HEADER.size
-        if pos + size > len(data):
-            break
-        out.append(pickle.loads(data[pos : pos + size]))
-        pos += size
-    return out
+def prestart() -> None:
+    """Start the compiler process now, if compiler work will go there."""
+    if enabled():
+        compiler_process().prestart()
 
 
 _ASSERTION = re.compile(r"Assertion `(.*)' failed\.")
@@ -191,83 +99,52 @@ def isolated(
     timeout: float | None = None,
     quiet: bool = False,
 ) -> T:
-    """``work()`` run in a forked child: its result, or its exception re-raised here.
+    """``work()`` run in the compiler process: its result, or its exception re-raised here.
 
-    If the child dies (assertion, signal) or runs past ``timeout`` seconds,
-    raises :class:`InternalCompilerError`; ``source`` is saved as a
-    reproducer (with ``reproduce``, how it was compiled) and, when the child
-    died while parsing, ``parse`` (a function that parses a text) locates the
+    ``work`` must be picklable (a module-level function or a
+    ``functools.partial`` of one).  If the child running it dies (assertion,
+    signal) or runs past ``timeout`` seconds, raises
+    :class:`InternalCompilerError`; ``source`` is saved as a reproducer (with
+    ``reproduce``, how it was compiled) and, when the child died while
+    parsing, ``parse`` (a picklable function that parses a text) locates the
     first line of ``source`` that crashes it.  What the child writes to
     stderr is passed on (unless ``quiet``).  Without the guard
     (:func:`enabled`), ``work()`` runs here.
     """
     if not enabled():
         return work()
-    status_r, status_w = os.pipe()
-    err_r, err_w = os.pipe()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    # No cyclic GC from here on in the child: the interpreter's own after-fork
-    # handlers already collect, and destroying an inherited MLIR object (a
-    # context whose thread pool had threads in the parent) crashes or hangs.
-    collecting = gc.isenabled()
-    gc.disable()
-    pid = -1
-    try:
-        with warnings.catch_warnings():
-            # JAX (and Python >= 3.12 with threads) warn at every fork; the
-            # child runs only the compiler, never their threads
-            warnings.filterwarnings("ignore", message=r".*fork\(\)", category=RuntimeWarning)
-            warnings.filterwarnings("ignore", message=r".*fork\(\)", category=DeprecationWarning)
-            pid = os.fork()
-    finally:
-        if collecting and pid != 0:
-            gc.enable()
-    if pid == 0:
-        os.close(status_r)
-        os.close(err_r)
-        _child(work, status_w, err_w)
-    os.close(status_w)
-    os.close(err_w)
-    try:
-        status_bytes, err_bytes, status, timed_out = _collect(pid, status_r, err_r, timeout)
-    finally:
-        os.close(status_r)
-        os.close(err_r)
-    messages = _messages(status_bytes)
-    stderr = err_bytes.decode(errors="replace")
-    results = [payload for kind, payload in messages if kind == "result"]
-    if results and not timed_out:
-        if stderr and not quiet:
-            sys.stderr.write(stderr)
+    outcome = compiler_process().run(work, timeout)
+    if outcome.result is not None:
+        if outcome.stderr and not quiet:
+            sys.stderr.write(outcome.stderr)
             sys.stderr.flush()
-        ok, value = results[0]
+        ok, value = outcome.result
         if ok:
             return value
         raise value
-    before = _user_stderr(stderr)
-    if before.strip():
+    before = _user_stderr(outcome.stderr)
+    if before.strip() and not quiet:
         sys.stderr.write(before.rstrip("\n") + "\n")
-    stages = [payload for kind, payload in messages if kind == "stage"]
-    stage = stages[-1] if stages else ""
+    stage = outcome.stages[-1] if outcome.stages else ""
     location = None
     if stage == "parse" and source is not None and parse is not None:
         location = locate_parse_crash(source, parse, filename)
     reproducer = write_reproducer(source, filename, reproduce) if source is not None else None
     raise InternalCompilerError(
-        assertion_text(stderr, status, timed_out, timeout), stage, reproducer, location, filename
+        assertion_text(outcome.stderr, outcome.status, outcome.timed_out, timeout), stage, reproducer, location, filename
     )
 
 
-def _crashes(parse: Callable[[str], object], text: str) -> bool:
-    def attempt() -> None:
-        try:
-            parse(text)
-        except Exception:  # noqa: BLE001 - a parse error is not a crash
-            pass
-
+def _attempt(parse: Callable[[str], object], text: str) -> None:
     try:
-        isolated(attempt, quiet=True)
+        parse(text)
+    except Exception:  # noqa: BLE001 - a parse error is not a crash
+        pass
+
+
+def _crashes(parse: Callable[[str], object], text: str) -> bool:
+    try:
+        isolated(functools.partial(_attempt, parse, text), quiet=True)
     except InternalCompilerError:
         return True
     return False

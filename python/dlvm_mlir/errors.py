@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 __all__ = [
+    "CompileError",
     "DLVMError",
     "Diagnostic",
     "DiagnosticError",
@@ -124,7 +125,13 @@ class DLVMError(Exception):
     """Base class of every error dlvm-mlir reports to its user."""
 
 
-class InternalCompilerError(DLVMError):
+class CompileError(DLVMError):
+    """The program cannot be compiled: IR that does not parse or verify
+    (:class:`ParseError`), a pass that rejects it (:class:`PassPipelineFailure`),
+    a bad option, or a crash of the compiler on it (:class:`InternalCompilerError`)."""
+
+
+class InternalCompilerError(CompileError):
     """The compiler crashed (an assertion, a segfault) or hung on this input: a bug in dlvm-mlir.
 
     ``assertion`` is the failed check's text, ``stage`` what the compiler was
@@ -201,7 +208,7 @@ class Reproducer:
         return shlex.join(words)
 
 
-class DiagnosticError(DLVMError):
+class DiagnosticError(CompileError):
     """A failure that MLIR reported through diagnostics."""
 
     def __init__(self, summary: str, diagnostics: Sequence[Diagnostic] = ()):

@@ -16,6 +16,7 @@ import pytest
 
 from dlvm_mlir import _dlvm
 from dlvm_mlir.backend import compile_cpu, runtime_stats, set_worker_spin
+from dlvm_mlir.backend.cache import load_llvm_module
 from dlvm_mlir.backend.runtime import CpuExecutable, FunctionSignature, ValueSpec
 from mlir import ir, passmanager
 
@@ -145,7 +146,7 @@ def test_the_runtime_implements_every_function_the_lowering_declares() -> None:
         passmanager.PassManager.parse(ASYNC_TO_LLVM).run(module.operation)
         declared = set(re.findall(r"@(mlirAsyncRuntim\w+)", str(module)))
     assert len(declared) >= 20
-    assert declared <= set(_dlvm.async_runtime_functions())
+    assert declared <= set(_dlvm.runtime_symbols())
 
 
 def test_values_groups_coroutine_awaits_and_errors() -> None:
@@ -153,7 +154,7 @@ def test_values_groups_coroutine_awaits_and_errors() -> None:
         module = ir.Module.parse(ASYNC_OPS)
         passmanager.PassManager.parse(ASYNC_TO_LLVM).run(module.operation)
         signature = FunctionSignature("f", (ValueSpec("f32", ()),), (ValueSpec("f32", ()), ValueSpec("i32", ())))
-        exe = CpuExecutable(module, [signature])
+        exe = load_llvm_module(module, [signature], threads=2)
     for x in (3.0, -1.5, 0.25):
         value, error = exe.f(np.array(x, np.float32))
         assert float(value) == pytest.approx(x * x + x)

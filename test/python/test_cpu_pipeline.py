@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import dlvm_mlir  # noqa: F401  (registers the dialect)
-from dlvm_mlir.backend import CpuExecutable, entry_point_signatures, lower_to_llvm_cpu
+from dlvm_mlir.backend import entry_point_signatures, lower_to_llvm_cpu
+from dlvm_mlir.backend.cache import load_llvm_module
 from dlvm_mlir.backend.cpu import STAGE_NAMES
 from dlvm_mlir.config import mlir_opt_path
 from dlvm_mlir.passes import get_pass, run_pipeline
@@ -83,7 +84,7 @@ def test_llvm_output_translates_and_runs() -> None:
     assert "define void @_mlir_ciface_dlvm_layer(" in llvm_ir
 
     signatures = entry_point_signatures(_run(PROGRAM, "dlvm-cpu-pipeline{stop-at=linalg}"))
-    exe = CpuExecutable(llvm_module, signatures)
+    exe = load_llvm_module(llvm_module, signatures)
     x = RNG.standard_normal((16, 48)).astype(np.float32)
     w = RNG.standard_normal((48, 40)).astype(np.float32) / 7
     b = RNG.standard_normal((1, 40)).astype(np.float32)

@@ -1,4 +1,4 @@
-"""CPU back end: linalg on tensors -> vectorized, multi-threaded LLVM -> JIT.
+"""CPU back end: linalg on tensors -> vectorized, multi-threaded LLVM -> shared object.
 
 >>> from dlvm_mlir.backend import compile_cpu
 >>> exe = compile_cpu(ir_text, threads=2)          # doctest: +SKIP
@@ -6,13 +6,17 @@
 
 * :func:`lower_to_llvm_cpu` - the pipeline (one function per stage, see
   :mod:`dlvm_mlir.backend.cpu`), usable on its own to inspect any stage;
-* :class:`CpuExecutable` - JIT + numpy calling glue;
-* :func:`compile_cpu` - both, with in-process and on-disk caching;
+* :mod:`dlvm_mlir.backend.artifact` - LLVM code generation and the link into
+  a shared object;
+* :class:`CpuExecutable` - a loaded shared object + numpy calling glue;
+* :func:`compile_cpu` - all three in this process, with in-process and
+  on-disk caching (:mod:`dlvm_mlir.cache`);
 * :func:`runtime_stats`, :func:`set_worker_spin`, :func:`trim_buffer_cache` -
   the runtime compiled code calls (caching allocator, async runtime).
 """
 
-from .cache import cache_stats, clear_memory_cache, compile_cpu, default_cache_dir
+from ..cache import cache_stats, default_cache_dir
+from .cache import clear_memory_cache, compile_cpu
 from .cpu import CPU_STAGES, CpuOptions, LoweringResult, entry_point_signatures, lower_to_llvm_cpu
 from .runtime import (
     CpuExecutable,

@@ -2,7 +2,8 @@
 
 Input: a module of ``func`` / ``scf`` / ``cf`` / ``linalg`` / ``tensor`` /
 ``arith`` / ``math`` ops on ranked, statically shaped tensors.  Output: the
-same module in the LLVM dialect, ready for the ExecutionEngine.
+same module in the LLVM dialect, ready for LLVM code generation
+(:mod:`dlvm_mlir.backend.artifact`).
 
 Stages (each takes the module and the options and rewrites the module in
 place; :data:`CPU_STAGES` lists them in order and any stage's IR can be dumped
@@ -74,6 +75,7 @@ from dlvm_mlir.crash_guard import report_stage
 from dlvm_mlir.errors import source_location
 from dlvm_mlir.transforms.kernel_fusion import FusionOptions, fuse_linalg, normalize_linalg
 
+from .artifact import CodegenOptions
 from .boolmem import widen_bool_memrefs
 from .mathapprox import approximate_math, expand_accurate_math
 from .packing import pack_contractions
@@ -107,7 +109,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class CpuOptions:
-    """Options of the CPU pipeline and JIT."""
+    """Options of the CPU pipeline and its code generation."""
 
     threads: int = 2
     opt_level: int = 3
@@ -117,9 +119,11 @@ class CpuOptions:
     fast_math_approximations: bool = True
     #: pack B of large matmuls into contiguous register-tile panels
     pack_operands: bool = True
-    #: memref.alloc/dealloc call MLIR's generic allocation functions, which the
-    #: JIT binds to dlvm_mlir's caching allocator (False: malloc/free)
+    #: memref.alloc/dealloc call MLIR's generic allocation functions, which
+    #: libdlvm_runtime.so implements on a caching allocator (False: malloc/free)
     caching_allocator: bool = True
+    #: LLVM's post-register-allocation schedulers (see CodegenOptions)
+    post_ra_scheduling: bool = False
     schedule: ScheduleOptions = field(default_factory=ScheduleOptions)
     target: CpuTarget = field(default_factory=host_target)
 
@@ -131,12 +135,16 @@ class CpuOptions:
                 self, "schedule", replace(self.schedule, threads=self.threads, vectorize=self.vectorize)
             )
 
+    def codegen(self) -> CodegenOptions:
+        """How LLVM compiles the lowered module (for this machine)."""
+        return CodegenOptions(opt_level=self.opt_level, post_ra_scheduling=self.post_ra_scheduling)
+
     def key(self) -> str:
         """Stable text identifying everything that affects the generated code."""
         return repr(
-            (self.threads, self.opt_level, self.vectorize, self.fuse_elementwise,
+            (self.threads, self.vectorize, self.fuse_elementwise,
              self.fast_math_approximations, self.pack_operands, self.caching_allocator, self.schedule,
-             self.target.key())
+             self.target.key(), self.codegen().key())
         )
 
 
@@ -534,7 +542,7 @@ def stage_lower_vectors(module: ir.Module, options: CpuOptions) -> None:
     run_transform_script(module, post_bufferize_script(options.target.vector_bits))
     # no canonicalize here: it folds chains of vector.insert into one
     # vector.from_elements of every scalar, which LLVM then has to rebuild
-    # element by element (much slower JIT, worse code)
+    # element by element (much slower code generation, worse code)
     passes = ["convert-vector-to-scf{full-unroll}", "convert-linalg-to-loops", "cse"]
     _run_passes(module, ",".join(passes))
     widen_bool_memrefs(module)

@@ -39,9 +39,10 @@ be dumped with ``dump_dir=`` / ``$DLVM_MLIR_DUMP_DIR`` or stopped at with
     ``gpu-module-to-binary``: PTX text (``format="isa"``) or a cubin
     (``format="bin"``, which runs ``ptxas``) embedded in a ``gpu.binary``.
 
-:func:`compile_cuda` runs the pipeline and JIT-compiles the host code with
-the ExecutionEngine and ``libmlir_cuda_runtime.so`` when a CUDA driver and a
-GPU are present; otherwise it raises :class:`CudaUnavailableError`.
+:func:`build_cuda_object` links the host code (kernels embedded) into a
+shared object against ``libmlir_cuda_runtime.so`` (no GPU needed);
+:func:`compile_cuda` runs the pipeline and loads that object when a CUDA
+driver and a GPU are present; otherwise it raises :class:`CudaUnavailableError`.
 :func:`device_code` returns the PTX / cubin / LLVM IR of the kernels
 without needing a GPU.
 """
@@ -53,6 +54,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -60,7 +62,6 @@ from typing import Any, Callable, Sequence
 from mlir import ir, passmanager
 from mlir.dialects import func as func_d
 from mlir.dialects import gpu as gpu_d
-from mlir.execution_engine import ExecutionEngine
 
 from dlvm_mlir.transforms.kernel_fusion import FusionOptions, fuse_linalg, normalize_linalg
 
@@ -86,7 +87,8 @@ from .gpu_schedule import (
     plan_gpu_op,
     render_parallel_plan,
 )
-from .runtime import ENTRY_PREFIX, CpuExecutable, ExecutionError, FunctionSignature, runtime_library_dir
+from .artifact import CodegenOptions, runtime_library, write_artifact
+from .runtime import ENTRY_PREFIX, ArtifactInfo, CpuExecutable, ExecutionError, FunctionSignature, runtime_library_dir
 from .schedule import run_transform_script
 
 __all__ = [
@@ -96,10 +98,12 @@ __all__ = [
     "GPU_STAGES",
     "GpuLoweringResult",
     "GpuOptions",
+    "build_cuda_object",
     "compile_cuda",
     "cuda_status",
     "device_code",
     "lower_to_gpu",
+    "require_cuda",
 ]
 
 
@@ -561,7 +565,7 @@ def stage_host_llvm(module: ir.Module, options: GpuOptions) -> None:
 
 
 def _non_llvm_host_ops(module: ir.Module) -> set[str]:
-    """Names of host ops that the ExecutionEngine cannot translate."""
+    """Names of host ops that the translation to LLVM IR cannot handle."""
     found: set[str] = set()
 
     def visit(op: ir.Operation) -> ir.WalkResult:
@@ -773,38 +777,44 @@ def cuda_runtime_library() -> Path:
     return runtime_library_dir() / "libmlir_cuda_runtime.so"
 
 
-# GPU engines are never destroyed: an engine's destructor unloads the kernel
-# modules through libmlir_cuda_runtime.so, untested without a GPU at hand, and
-# executables are cached per module anyway (one engine per compiled module).
-_LIVE_ENGINES: list[ExecutionEngine] = []
+def require_cuda() -> None:
+    """Raise :class:`CudaUnavailableError` unless a CUDA driver with a GPU is present."""
+    status = cuda_status()
+    if not status.available:
+        raise CudaUnavailableError(f"no CUDA driver/GPU found: {status.reason}")
 
 
-def _keep_forever(engine: ExecutionEngine) -> None:
-    _LIVE_ENGINES.append(engine)
-    ctypes.pythonapi.Py_IncRef(ctypes.py_object(engine))
+def build_cuda_object(
+    result: GpuLoweringResult, options: GpuOptions, path: str | os.PathLike[str], emit: str = "so"
+) -> ArtifactInfo:
+    """The host code of a lowered module (kernels embedded as ``gpu.binary``
+    objects), linked into the shared object ``path`` against
+    ``libmlir_cuda_runtime.so`` (or another artifact, see
+    :func:`~dlvm_mlir.backend.artifact.write_artifact`); its metadata. Loading
+    the object loads the kernels (a global constructor). Needs no GPU."""
+    info = ArtifactInfo(target="cuda", signatures=tuple(result.signatures), threads=1)
+    start = time.perf_counter()
+    write_artifact(
+        result.module, info, path, emit, CodegenOptions(opt_level=options.opt_level),
+        libraries=[runtime_library(), cuda_runtime_library()],
+    )
+    result.stage_seconds["llvm"] = time.perf_counter() - start
+    return info
 
 
 class CudaExecutable(CpuExecutable):
-    """JIT-compiled host code that launches the kernels: call entry points with numpy arrays.
+    """Host code that launches the kernels (a loaded shared object): call
+    entry points with numpy arrays.
 
     Arrays are copied to the GPU for each call and results copied back (see
     :mod:`dlvm_mlir.backend.gpu_host`); the calling convention and argument
     checks are those of :class:`~dlvm_mlir.backend.runtime.CpuExecutable`.
+    Loading needs a CUDA driver (the object's constructor loads the kernels).
     """
 
-    def __init__(self, llvm_module: ir.Module, signatures: Sequence[FunctionSignature], *, opt_level: int = 3) -> None:
-        self.signatures = {sig.name: sig for sig in signatures}
-        self._context = llvm_module.context
-        libs = [str(runtime_library_dir() / "libmlir_runner_utils.so"), str(cuda_runtime_library())]
-        try:
-            engine = ExecutionEngine(llvm_module, opt_level=opt_level, shared_libs=[p for p in libs if Path(p).exists()])
-            engine.initialize()  # loads the kernel modules (global constructors)
-        except RuntimeError as exc:
-            raise ExecutionError(f"could not create the execution engine: {exc}") from exc
-        _keep_forever(engine)
-        self._engine = engine
-        self._entries: dict[str, Any] = {}
-        self.lowering: Any = None
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        require_cuda()
+        super().__init__(path)
 
     def __repr__(self) -> str:
         names = ", ".join(sig.describe() for sig in self.signatures.values())
@@ -814,20 +824,23 @@ class CudaExecutable(CpuExecutable):
 def compile_cuda(
     linalg_ir: str | ir.Module, chip: str = "sm_90", options: GpuOptions | None = None
 ) -> CudaExecutable:
-    """Compile linalg-on-tensors IR for the GPU and JIT its host code.
+    """Compile linalg-on-tensors IR for the GPU in this process and load its host code.
 
     Raises :class:`CudaUnavailableError` (before compiling) when no CUDA
     driver or no GPU is present; use :func:`device_code` to inspect the
-    kernels without a GPU.
+    kernels, or ``dlvm-compile --target cuda`` to build the object, without a GPU.
     """
-    status = cuda_status()
-    if not status.available:
-        raise CudaUnavailableError(f"no CUDA driver/GPU found: {status.reason}")
+    require_cuda()
     options = options or GpuOptions(chip=chip, format="auto")
     if options.chip != chip:
         options = replace(options, chip=chip)
     module = _parse(linalg_ir)
     result = lower_to_gpu(module, options)
-    executable = CudaExecutable(result.module, result.signatures, opt_level=3)
+    directory = Path(tempfile.mkdtemp(prefix="dlvm-object-"))
+    try:
+        build_cuda_object(result, options, directory / "program.so")
+        executable = CudaExecutable(directory / "program.so")
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
     executable.lowering = result
     return executable

@@ -1,30 +1,29 @@
-"""Calling JIT-compiled CPU code with numpy arrays.
+"""Calling compiled CPU code with numpy arrays.
 
-The CPU pipeline turns every public function into an entry point with the C
-interface (``llvm.emit_c_interface``) whose results are out-parameters: the
-caller passes one memref per input and one per result, all with identity
-layout.  :class:`CpuExecutable` allocates the result arrays, builds the memref
-descriptors, calls the packed ``_mlir__mlir_ciface_dlvm_<name>`` wrapper of the
-:class:`mlir.execution_engine.ExecutionEngine` and hands the arrays back.
+A compiled program is a shared object (:mod:`dlvm_mlir.backend.artifact`)
+whose every public function ``f`` is an entry point with the C interface
+(``llvm.emit_c_interface``); its results are out-parameters: the caller
+passes one memref per input and one per result, all with identity layout.
+:class:`CpuExecutable` loads the object (``dlopen``), reads its metadata
+(:class:`ArtifactInfo`: signatures, bounds checks, threads), allocates the
+result arrays, fills the memref descriptors and calls the packed
+``_mlir__mlir_ciface_dlvm_<f>`` wrapper through ``_dlvm.invoke`` (no GIL, no
+ctypes call per invocation).
 
-Runtime functions: compiled code calls three families of functions that
-are bound when the engine is created, as plain C addresses from the
-``_dlvm`` extension (no Python runs per call):
+Compiled code calls, besides libc and libm, ``libdlvm_runtime.so``
+(dialect/runtime, linked by every object, shared by the whole process):
 
-- ``memref.alloc``/``dealloc`` -> a caching allocator
-  (:func:`_dlvm.buffer_functions`);
+- ``memref.alloc``/``dealloc`` -> a caching allocator;
 - parallel loops (``async-parallel-for`` -> ``mlirAsyncRuntime*``) -> an
   implementation of MLIR's async runtime ABI on a thread pool whose idle
-  workers spin before they sleep (:func:`_dlvm.async_runtime_functions`,
-  dialect/python/AsyncRuntime.cpp).  It replaces ``libmlir_async_runtime.so``,
-  whose workers sleep between tasks (a wake-up per parallel loop) and whose
-  global state an engine's destructor resets;
-- ``libmlir_runner_utils.so`` (printing, for debugging).
+  workers spin before they sleep.  It replaces ``libmlir_async_runtime.so``,
+  whose workers sleep between tasks (a wake-up per parallel loop).
 """
 
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import threading
 from dataclasses import dataclass
@@ -33,16 +32,17 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 from mlir import ir
-from mlir.execution_engine import ExecutionEngine
 
 from .. import _dlvm
 from ..errors import DLVMError, SourceLocation
 
 __all__ = [
+    "ArtifactInfo",
     "ExecutionError",
     "ValueSpec",
     "FunctionSignature",
     "CpuExecutable",
+    "read_info",
     "runtime_library_dir",
     "runtime_stats",
     "set_worker_spin",
@@ -187,13 +187,16 @@ def spec_from_type(value_type: ir.Type) -> ValueSpec:
     return ValueSpec(element=element, shape=shape)
 
 
+#: what compiled code is linked against besides libdlvm_runtime.so
+SYSTEM_LIBRARIES = ("libc.so.6", "libm.so.6")
+
+
 def symbol_is_loaded(name: str) -> bool:
-    """Whether compiled code can call an external function ``name``: the process
-    (libc, libm, ...), the runtime libraries or dlvm's own runtime define it."""
-    if name in _dlvm.buffer_functions() or name in _dlvm.async_runtime_functions():
+    """Whether compiled code can call an external function ``name``: the
+    runtime (``libdlvm_runtime.so``), libc or libm defines it."""
+    if name in _dlvm.runtime_symbols():
         return True
-    libraries = [None, *_runtime_libraries()]
-    for library in libraries:
+    for library in SYSTEM_LIBRARIES:
         try:
             getattr(ctypes.CDLL(library), name)
             return True
@@ -205,18 +208,6 @@ def symbol_is_loaded(name: str) -> bool:
 def runtime_library_dir() -> Path:
     """Directory of the MLIR runtime libraries shipped with the ``mlir`` wheel."""
     return Path(ir.__file__).resolve().parent / "lib"
-
-
-def _runtime_libraries() -> list[str]:
-    """Runtime libraries that are safe to load into this process.
-
-    ``libmlir_c_runner_utils.so`` is deliberately absent: it links
-    ``libMLIR.so`` and would bring a second copy of MLIR into the process.
-    ``libmlir_async_runtime.so`` is replaced by the ``_dlvm`` extension's
-    runtime (see the module docstring).
-    """
-    path = runtime_library_dir() / "libmlir_runner_utils.so"
-    return [str(path)] if path.exists() else []
 
 
 _DESCRIPTOR_CLASSES: dict[int, type] = {}
@@ -355,20 +346,73 @@ class _CallState:
 
 #: the bounds checks' ABI (``dlvm-check-bounds``): the global that compiled code
 #: stores the number of a failed check in, and the module attribute listing
-#: the checks (check n is entry n - 1). ``ExecutionEngine.raw_lookup(name)``
-#: finds ``_mlir_<name>`` (the packed wrappers' prefix), hence the global's prefix.
+#: the checks (check n is entry n - 1; the list travels in ArtifactInfo).
 ERROR_GLOBAL = "_mlir___dlvm_bounds_error"
 CHECKS_ATTR = "dlvm.bounds_checks"
 
 
-class _BoundsChecks:
-    """The run-time index checks of a module (``dlvm-check-bounds``): the error slot and what each check guards."""
+FORMAT = 1
+"""Version of the artifact metadata layout and calling convention."""
 
-    def __init__(self, engine: ExecutionEngine, module: ir.Module) -> None:
-        attrs = module.operation.attributes
-        self.checks = [ir.StringAttr(a).value for a in attrs[CHECKS_ATTR]] if CHECKS_ATTR in attrs else []
-        address = engine.raw_lookup(ERROR_GLOBAL.removeprefix("_mlir_")) if self.checks else 0
-        self.slot = ctypes.c_int64.from_address(address) if address else None
+
+@dataclass(frozen=True)
+class ArtifactInfo:
+    """What a compiled shared object says about itself (its ``__dlvm_metadata``)."""
+
+    target: str
+    signatures: tuple[FunctionSignature, ...]
+    bounds_checks: tuple[str, ...] = ()
+    threads: int = 1
+    format: int = FORMAT
+
+    def to_json(self) -> str:
+        return json.dumps({
+            "format": self.format,
+            "target": self.target,
+            "threads": self.threads,
+            "signatures": [s.to_json() for s in self.signatures],
+            "bounds_checks": list(self.bounds_checks),
+        })
+
+    @staticmethod
+    def from_json(text: str) -> "ArtifactInfo":
+        data = json.loads(text)
+        if data.get("format") != FORMAT:
+            raise ExecutionError(f"unsupported artifact format {data.get('format')!r} (expected {FORMAT})")
+        return ArtifactInfo(
+            target=data["target"],
+            signatures=tuple(FunctionSignature.from_json(s) for s in data["signatures"]),
+            bounds_checks=tuple(data.get("bounds_checks", ())),
+            threads=int(data.get("threads", 1)),
+        )
+
+
+def load_library(path: str | os.PathLike[str]) -> ctypes.CDLL:
+    """``dlopen`` a shared object (symbols resolved now, kept out of the global namespace)."""
+    try:
+        return ctypes.CDLL(os.fspath(path), mode=os.RTLD_NOW | os.RTLD_LOCAL)
+    except OSError as exc:
+        raise ExecutionError(f"cannot load {os.fspath(path)}: {exc}") from exc
+
+
+def read_info(library: ctypes.CDLL) -> ArtifactInfo:
+    """The :class:`ArtifactInfo` of a loaded shared object."""
+    try:
+        address = ctypes.addressof(ctypes.c_char.in_dll(library, "__dlvm_metadata"))
+    except ValueError as exc:
+        raise ExecutionError(f"{library._name}: not a dlvm-mlir artifact (no __dlvm_metadata)") from exc
+    try:
+        return ArtifactInfo.from_json(ctypes.string_at(address).decode())
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ExecutionError(f"{library._name}: unreadable dlvm-mlir metadata ({exc})") from exc
+
+
+class _BoundsChecks:
+    """The run-time index checks of a program (``dlvm-check-bounds``): the error slot and what each check guards."""
+
+    def __init__(self, library: ctypes.CDLL, checks: tuple[str, ...]) -> None:
+        self.checks = checks
+        self.slot = ctypes.c_int64.in_dll(library, ERROR_GLOBAL)
 
     def raise_if_failed(self, function: str) -> None:
         failed, self.slot.value = self.slot.value, 0
@@ -443,51 +487,27 @@ def trim_buffer_cache() -> None:
     _dlvm.trim_buffer_cache()
 
 
-def _bind_runtime_functions(engine: ExecutionEngine) -> None:
-    """Bind the allocation and async runtime functions (C++, in ``_dlvm``).
-
-    The names are registered as they are (``register_runtime`` would add the
-    ``_mlir_ciface_`` prefix of C-interface wrappers); the addresses are plain C
-    functions, so no Python runs per call.
-    """
-    functions = {**_dlvm.buffer_functions(), **_dlvm.async_runtime_functions()}
-    for name, address in functions.items():
-        engine.raw_register_runtime(name, ctypes.c_void_p(address))
-
-
 class CpuExecutable:
-    """A JIT-compiled module: call its entry points with numpy arrays.
+    """A compiled program (a loaded shared object): call its entry points with numpy arrays.
 
     ``exe("f", a, b)`` or ``exe.f(a, b)`` returns one array, or a tuple for
     several results; scalar (non-tensor) results come back as numpy scalars.
     Arguments are checked against the function type and a mismatch raises
-    :class:`ExecutionError`.  ``threads``: what the module was compiled for;
-    the async runtime keeps ``threads - 1`` workers for it.
+    :class:`ExecutionError`.  The async runtime keeps ``threads - 1`` workers
+    for a program compiled for ``threads``.
     """
 
-    def __init__(
-        self,
-        llvm_module: ir.Module,
-        signatures: Sequence[FunctionSignature],
-        *,
-        opt_level: int = 3,
-        threads: int = 1,
-    ) -> None:
-        self.signatures = {sig.name: sig for sig in signatures}
-        self._context = llvm_module.context
-        try:
-            engine = ExecutionEngine(llvm_module, opt_level=opt_level, shared_libs=_runtime_libraries())
-        except RuntimeError as exc:
-            raise ExecutionError(f"could not create the execution engine: {exc}") from exc
-        _bind_runtime_functions(engine)
-        bounds = _BoundsChecks(engine, llvm_module)
-        self._bounds = bounds if bounds.slot is not None else None
-        # the caller runs one task of each parallel loop; the pool the others
-        _dlvm.reserve_async_workers(threads - 1)
-        self._engine = engine
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._library = load_library(path)
+        self.info = read_info(self._library)
+        self.signatures = {sig.name: sig for sig in self.info.signatures}
+        self._bounds = _BoundsChecks(self._library, self.info.bounds_checks) if self.info.bounds_checks else None
+        # (loading reserved threads - 1 workers of the async runtime: the
+        # caller runs one task of each parallel loop, the pool the others)
         self._entries: dict[str, _EntryPoint] = {}
-        #: the pipeline's LoweringResult when this process compiled the module
-        #: (``None`` after a disk-cache hit)
+        #: the pipeline's LoweringResult when this process compiled the program
+        #: in process (``None`` when it was loaded or built by the compiler process)
         self.lowering: Any = None
 
     def entry(self, name: str) -> Callable[..., Any]:
@@ -498,10 +518,11 @@ class CpuExecutable:
             if signature is None:
                 known = ", ".join(sorted(self.signatures)) or "none"
                 raise ExecutionError(f"no entry point @{name} (entry points: {known})")
-            address = self._engine.raw_lookup(entry_symbol(name))
-            if not address:
-                raise ExecutionError(f"entry point @{name} is missing from the compiled code")
-            entry = _EntryPoint(signature, address, getattr(self, "_bounds", None))
+            try:
+                address = ctypes.cast(self._library["_mlir_" + entry_symbol(name)], ctypes.c_void_p).value
+            except AttributeError:
+                raise ExecutionError(f"entry point @{name} is missing from {self.path}") from None
+            entry = _EntryPoint(signature, address, self._bounds)
             self._entries[name] = entry
         return entry
 
@@ -512,10 +533,6 @@ class CpuExecutable:
         if name.startswith("_") or name not in self.__dict__.get("signatures", {}):
             raise AttributeError(name)
         return self.entry(name)
-
-    def dump_object_file(self, path: str | os.PathLike[str]) -> None:
-        """Write the compiled machine code as an object file (for disassembly)."""
-        self._engine.dump_to_object_file(str(path))
 
     def __repr__(self) -> str:
         names = ", ".join(sig.describe() for sig in self.signatures.values())

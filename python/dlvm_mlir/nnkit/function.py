@@ -25,6 +25,7 @@ from mlir.dialects import func
 import dlvm_mlir
 from dlvm_mlir import interpreter
 from dlvm_mlir.compiler import STAGES, CompileError, CompileOptions, Executable, lower
+from dlvm_mlir import crash_guard
 
 from .errors import ArityError, StagingError, TracingError
 from .specs import Spec, TensorAnnotation, spec, to_argument
@@ -95,7 +96,8 @@ class Specialization:
         if self._executable is None:
             start = time.perf_counter()
             self._executable = dlvm_mlir.compile(
-                self.differentiated(), self.staged.target, filename=self.staged.name, **self.staged.compile_options
+                self.module, self.staged.target, filename=self.staged.name,
+                entry_points=[self.entry.symbol], **self.staged.compile_options,
             )
             self.compile_seconds = time.perf_counter() - start
         return self._executable
@@ -137,6 +139,9 @@ class StagedFunction(ABC):
         self.checkpoint_budget = checkpoint_budget
         CompileOptions(target=target, **self.compile_options)  # reject bad options here
         self._cache: dict[tuple[Spec, ...], Specialization] = {}
+        # a staged function gets compiled: the compiler process starts
+        # (importing the compiler) while the caller prepares its data
+        crash_guard.prestart()
 
     @property
     def compile_options(self) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from typing import TextIO
 from dlvm_mlir.errors import Diagnostic, SourceLocation
 from dlvm_mlir.tools.source import SourceChunk
 
-__all__ = ["DiagnosticPrinter", "DiagnosticVerifier"]
+__all__ = ["DiagnosticPrinter", "DiagnosticVerifier", "report_error"]
 
 _EXPECTED = re.compile(
     r"expected-(error|note|remark|warning)(-re)? *(@([+-][0-9]+|above|below|unknown))? *\{\{(.*)\}\}$"
@@ -181,3 +181,23 @@ class DiagnosticVerifier:
         self.printer.message(comment, "error", message)
         self.ok = False
         return None
+
+
+_LOCATED = re.compile(r"\S+:\d+:\d+: error: ")
+
+
+def report_error(prog: str, err: Exception, stream: TextIO) -> None:
+    """Print a user error as a command-line tool should: MLIR's diagnostics as
+    ``file:line:col: error: ...`` lines, a located message as it is, anything
+    else as ``prog: error: message``."""
+    from dlvm_mlir.errors import DiagnosticError, PassPipelineFailure
+
+    if isinstance(err, DiagnosticError) and err.diagnostics:
+        for diagnostic in err.diagnostics:
+            print(diagnostic, file=stream)
+        if isinstance(err, PassPipelineFailure) and err.reproducer is not None:
+            print(f"note: reproduce with: {err.reproducer.command()}", file=stream)
+    elif _LOCATED.match(str(err)):
+        print(err, file=stream)
+    else:
+        print(f"{prog}: error: {err}", file=stream)

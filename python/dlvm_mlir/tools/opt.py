@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TextIO
 
 import dlvm_mlir  # noqa: F401  (registers the dlvm dialect)
+from dlvm_mlir.compiler_process import direct_mode
 from dlvm_mlir import crash_guard
 from mlir import ir
 from mlir.passmanager import PassManager
@@ -568,9 +569,8 @@ def _version(distribution: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Console entry point; returns the exit status (0 ok, 1 error, 2 internal error)."""
     args = sys.argv[1:] if argv is None else argv
-    return _guarded(
-        lambda: run(parse_command_line(args), sys.stdin, sys.stdout, sys.stderr)
-    )
+    with direct_mode():
+        return _guarded(lambda: run(parse_command_line(args), sys.stdin, sys.stdout, sys.stderr))
 
 
 def _guarded(body: Callable[[], int]) -> int:

@@ -23,7 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..compiler_process import direct_mode
 from ..errors import DLVMError
+from .diagnostics import report_error
 
 __all__ = ["main"]
 
@@ -138,9 +140,10 @@ def run(argv: list[str] | None = None) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        return run(argv)
+        with direct_mode():
+            return run(argv)
     except DLVMError as err:
-        print(f"dlvm-run: error: {err}", file=sys.stderr)
+        report_error("dlvm-run", err, sys.stderr)
         return 1
 
 

@@ -33,6 +33,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ..compiler_process import direct_mode
 from ..errors import DLVMError
 
 __all__ = ["main"]
@@ -139,7 +140,8 @@ def translate(args: argparse.Namespace) -> bytes:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        data = translate(args)
+        with direct_mode():
+            data = translate(args)
         _write(args.output, data)
     except DLVMError as err:
         print(f"error: {err}", file=sys.stderr)

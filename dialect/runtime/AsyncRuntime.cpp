@@ -4,6 +4,9 @@
 // convert-async-to-llvm calls; mlir/ExecutionEngine/AsyncRuntime.h) on a
 // thread pool whose idle workers spin before they sleep.
 //
+// The functions are exported under MLIR's names from libdlvm_runtime.so (see
+// dlvm-runtime/Runtime.h).
+//
 // Why not libmlir_async_runtime.so: its llvm::ThreadPool workers sleep on a
 // condition variable as soon as the queue is empty. The CPU back end splits
 // one matmul over two threads, so every parallel loop wakes a sleeping worker
@@ -27,7 +30,7 @@
 // thread that makes the token/value/group ready.
 //
 //===----------------------------------------------------------------------===//
-#include "AsyncRuntime.h"
+#include "dlvm-runtime/Runtime.h"
 
 #include <algorithm>
 #include <atomic>
@@ -414,50 +417,114 @@ std::int64_t dlvmAsyncGetNumWorkerThreads() { return Pool::get().capacity(); }
 
 } // namespace
 
-namespace dlvm {
+// ---------------------------------------------------------------------------
+// Exported under the names convert-async-to-llvm calls
+// ---------------------------------------------------------------------------
 
-std::vector<std::pair<const char *, void *>> asyncRuntimeSymbols() {
-  auto fn = [](auto *f) { return reinterpret_cast<void *>(f); };
-  return {
-      {"mlirAsyncRuntimeAddRef", fn(&dlvmAsyncAddRef)},
-      {"mlirAsyncRuntimeDropRef", fn(&dlvmAsyncDropRef)},
-      {"mlirAsyncRuntimeExecute", fn(&dlvmAsyncExecute)},
-      {"mlirAsyncRuntimeGetValueStorage", fn(&dlvmAsyncGetValueStorage)},
-      {"mlirAsyncRuntimeCreateToken", fn(&dlvmAsyncCreateToken)},
-      {"mlirAsyncRuntimeCreateValue", fn(&dlvmAsyncCreateValue)},
-      {"mlirAsyncRuntimeEmplaceToken", fn(&dlvmAsyncEmplaceToken)},
-      {"mlirAsyncRuntimeEmplaceValue", fn(&dlvmAsyncEmplaceValue)},
-      {"mlirAsyncRuntimeSetTokenError", fn(&dlvmAsyncSetTokenError)},
-      {"mlirAsyncRuntimeSetValueError", fn(&dlvmAsyncSetValueError)},
-      {"mlirAsyncRuntimeIsTokenError", fn(&dlvmAsyncIsTokenError)},
-      {"mlirAsyncRuntimeIsValueError", fn(&dlvmAsyncIsValueError)},
-      {"mlirAsyncRuntimeIsGroupError", fn(&dlvmAsyncIsGroupError)},
-      {"mlirAsyncRuntimeAwaitToken", fn(&dlvmAsyncAwaitToken)},
-      {"mlirAsyncRuntimeAwaitValue", fn(&dlvmAsyncAwaitValue)},
-      {"mlirAsyncRuntimeAwaitTokenAndExecute", fn(&dlvmAsyncAwaitTokenAndExecute)},
-      {"mlirAsyncRuntimeAwaitValueAndExecute", fn(&dlvmAsyncAwaitValueAndExecute)},
-      {"mlirAsyncRuntimeCreateGroup", fn(&dlvmAsyncCreateGroup)},
-      {"mlirAsyncRuntimeAddTokenToGroup", fn(&dlvmAsyncAddTokenToGroup)},
-      {"mlirAsyncRuntimeAwaitAllInGroup", fn(&dlvmAsyncAwaitAllInGroup)},
-      {"mlirAsyncRuntimeAwaitAllInGroupAndExecute",
-       fn(&dlvmAsyncAwaitAllInGroupAndExecute)},
-      // (sic) the upstream name
-      {"mlirAsyncRuntimGetNumWorkerThreads", fn(&dlvmAsyncGetNumWorkerThreads)},
-  };
+extern "C" {
+
+// Each forwards to its implementation above (which takes the runtime's own
+// types); upstream declares them with opaque pointers.
+DLVM_RUNTIME_EXPORT void mlirAsyncRuntimeAddRef(void *o, int64_t n) { dlvmAsyncAddRef(o, n); }
+DLVM_RUNTIME_EXPORT void mlirAsyncRuntimeDropRef(void *o, int64_t n) { dlvmAsyncDropRef(o, n); }
+DLVM_RUNTIME_EXPORT void mlirAsyncRuntimeExecute(CoroHandle h, CoroResume r) { dlvmAsyncExecute(h, r); }
+DLVM_RUNTIME_EXPORT void *mlirAsyncRuntimeGetValueStorage(void *v) {
+  return dlvmAsyncGetValueStorage(static_cast<AsyncValue *>(v));
+}
+DLVM_RUNTIME_EXPORT void *mlirAsyncRuntimeCreateToken() { return dlvmAsyncCreateToken(); }
+DLVM_RUNTIME_EXPORT void *mlirAsyncRuntimeCreateValue(int64_t size) { return dlvmAsyncCreateValue(size); }
+DLVM_RUNTIME_EXPORT void mlirAsyncRuntimeEmplaceToken(void *t) {
+  dlvmAsyncEmplaceToken(static_cast<AsyncToken *>(t));
+}
+DLVM_RUNTIME_EXPORT void mlirAsyncRuntimeEmplaceValue(void *v) {
+  dlvmAsyncEmplaceValue(static_cast<AsyncValue *>(v));
+}
+DLVM_RUNTIME_EXPORT void mlirAsyncRuntimeSetTokenError(void *t) {
+  dlvmAsyncSetTokenError(static_cast<AsyncToken *>(t));
+}
+DLVM_RUNTIME_EXPORT void mlirAsyncRuntimeSetValueError(void *v) {
+  dlvmAsyncSetValueError(static_cast<AsyncValue *>(v));
+}
+DLVM_RUNTIME_EXPORT bool mlirAsyncRuntimeIsTokenError(void *t) {
+  return dlvmAsyncIsTokenError(static_cast<AsyncToken *>(t));
+}
+DLVM_RUNTIME_EXPORT bool mlirAsyncRuntimeIsValueError(void *v) {
+  return dlvmAsyncIsValueError(static_cast<AsyncValue *>(v));
+}
+DLVM_RUNTIME_EXPORT bool mlirAsyncRuntimeIsGroupError(void *g) {
+  return dlvmAsyncIsGroupError(static_cast<AsyncGroup *>(g));
+}
+DLVM_RUNTIME_EXPORT void mlirAsyncRuntimeAwaitToken(void *t) {
+  dlvmAsyncAwaitToken(static_cast<AsyncToken *>(t));
+}
+DLVM_RUNTIME_EXPORT void mlirAsyncRuntimeAwaitValue(void *v) {
+  dlvmAsyncAwaitValue(static_cast<AsyncValue *>(v));
+}
+DLVM_RUNTIME_EXPORT void mlirAsyncRuntimeAwaitTokenAndExecute(void *t, CoroHandle h, CoroResume r) {
+  dlvmAsyncAwaitTokenAndExecute(static_cast<AsyncToken *>(t), h, r);
+}
+DLVM_RUNTIME_EXPORT void mlirAsyncRuntimeAwaitValueAndExecute(void *v, CoroHandle h, CoroResume r) {
+  dlvmAsyncAwaitValueAndExecute(static_cast<AsyncValue *>(v), h, r);
+}
+DLVM_RUNTIME_EXPORT void *mlirAsyncRuntimeCreateGroup(int64_t size) { return dlvmAsyncCreateGroup(size); }
+DLVM_RUNTIME_EXPORT int64_t mlirAsyncRuntimeAddTokenToGroup(void *t, void *g) {
+  return dlvmAsyncAddTokenToGroup(static_cast<AsyncToken *>(t), static_cast<AsyncGroup *>(g));
+}
+DLVM_RUNTIME_EXPORT void mlirAsyncRuntimeAwaitAllInGroup(void *g) {
+  dlvmAsyncAwaitAllInGroup(static_cast<AsyncGroup *>(g));
+}
+DLVM_RUNTIME_EXPORT void mlirAsyncRuntimeAwaitAllInGroupAndExecute(void *g, CoroHandle h, CoroResume r) {
+  dlvmAsyncAwaitAllInGroupAndExecute(static_cast<AsyncGroup *>(g), h, r);
+}
+// (sic) the upstream name
+DLVM_RUNTIME_EXPORT int64_t mlirAsyncRuntimGetNumWorkerThreads() { return dlvmAsyncGetNumWorkerThreads(); }
+
+DLVM_RUNTIME_EXPORT void dlvmRuntimeAsyncStats(DlvmAsyncStats *stats) {
+  *stats = {liveObjects.load(), Pool::get().workers(), tasksByWorkers.load(),
+            tasksByWaiters.load(), sleeps.load(), spinMicros.load()};
 }
 
-AsyncRuntimeStats asyncRuntimeStats() {
-  return {liveObjects.load(), Pool::get().workers(), tasksByWorkers.load(),
-          tasksByWaiters.load(), sleeps.load(), spinMicros.load()};
-}
-
-void reserveAsyncWorkers(std::int64_t workers) {
+DLVM_RUNTIME_EXPORT void dlvmRuntimeReserveWorkers(int64_t workers) {
   if (workers > 0)
     Pool::get().ensureWorkers(workers);
 }
 
-void setAsyncRuntimeSpin(std::int64_t microseconds) {
+DLVM_RUNTIME_EXPORT void dlvmRuntimeSetSpin(int64_t microseconds) {
   spinMicros.store(std::max<std::int64_t>(0, microseconds));
 }
 
-} // namespace dlvm
+DLVM_RUNTIME_EXPORT const char *const *dlvmRuntimeSymbols(void) {
+  static const char *const names[] = {
+      "_mlir_memref_to_llvm_alloc",
+      "_mlir_memref_to_llvm_aligned_alloc",
+      "_mlir_memref_to_llvm_free",
+      "mlirAsyncRuntimeAddRef",
+      "mlirAsyncRuntimeDropRef",
+      "mlirAsyncRuntimeExecute",
+      "mlirAsyncRuntimeGetValueStorage",
+      "mlirAsyncRuntimeCreateToken",
+      "mlirAsyncRuntimeCreateValue",
+      "mlirAsyncRuntimeEmplaceToken",
+      "mlirAsyncRuntimeEmplaceValue",
+      "mlirAsyncRuntimeSetTokenError",
+      "mlirAsyncRuntimeSetValueError",
+      "mlirAsyncRuntimeIsTokenError",
+      "mlirAsyncRuntimeIsValueError",
+      "mlirAsyncRuntimeIsGroupError",
+      "mlirAsyncRuntimeAwaitToken",
+      "mlirAsyncRuntimeAwaitValue",
+      "mlirAsyncRuntimeAwaitTokenAndExecute",
+      "mlirAsyncRuntimeAwaitValueAndExecute",
+      "mlirAsyncRuntimeCreateGroup",
+      "mlirAsyncRuntimeAddTokenToGroup",
+      "mlirAsyncRuntimeAwaitAllInGroup",
+      "mlirAsyncRuntimeAwaitAllInGroupAndExecute",
+      "mlirAsyncRuntimGetNumWorkerThreads",
+      "__truncsfbf2",
+      "__truncdfbf2",
+      nullptr,
+  };
+  return names;
+}
+
+} // extern "C"
