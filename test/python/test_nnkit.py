@@ -241,6 +241,7 @@ def test_target_is_passed_to_compile(monkeypatch):
         "checkpoint": "save-everything",
         "checkpoint_budget": "",
         "filename": "on_gpu",
+        "entry_points": ["on_gpu"],
     }
 
 
