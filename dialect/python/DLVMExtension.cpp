@@ -174,13 +174,15 @@ NB_MODULE(_dlvm, m) {
       "codegen",
       [](MlirModule module, const std::string &output, const std::string &triple,
          const std::string &cpu, const std::string &features, int optLevel,
-         int partitions, bool postRAScheduling, const std::string &exported,
+         int codegenOptLevel, int partitions, bool postRAScheduling,
+         const std::string &llvmOptions, const std::string &exported,
          const std::string &metadata, int workers) {
         DlvmCodegenOptions options;
         options.triple = triple.c_str();
         options.cpu = cpu.c_str();
         options.features = features.c_str();
         options.optLevel = optLevel;
+        options.codegenOptLevel = codegenOptLevel;
         if (output == "obj")
           options.output = DlvmCodegenObject;
         else if (output == "asm")
@@ -193,6 +195,7 @@ NB_MODULE(_dlvm, m) {
           throw nb::value_error("output must be 'obj', 'asm', 'llvm' or 'bc'");
         options.partitions = partitions;
         options.postRAScheduling = postRAScheduling;
+        options.llvmOptions = llvmOptions.c_str();
         options.exported = exported.c_str();
         options.metadata = mlirStringRefCreate(metadata.data(), metadata.size());
         options.workers = workers;
@@ -217,8 +220,8 @@ NB_MODULE(_dlvm, m) {
         return out;
       },
       nb::arg("module"), nb::arg("output"), nb::arg("triple"), nb::arg("cpu"),
-      nb::arg("features"), nb::arg("opt_level"), nb::arg("partitions"),
-      nb::arg("post_ra_scheduling"), nb::arg("exported"), nb::arg("metadata"),
+      nb::arg("features"), nb::arg("opt_level"), nb::arg("codegen_opt_level"), nb::arg("partitions"),
+      nb::arg("post_ra_scheduling"), nb::arg("llvm_options"), nb::arg("exported"), nb::arg("metadata"),
       nb::arg("workers"),
       "Translates an LLVM-dialect module to LLVM IR (with packed wrappers "
       "`_mlir_<f>` of the C-interface functions), optimizes it and returns "

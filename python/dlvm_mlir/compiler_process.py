@@ -280,8 +280,11 @@ def serve(requests: BinaryIO, answers: BinaryIO) -> None:
         else:
             outcome = run_forked(lambda: _apply(work, environment, cwd, path), timeout)
         data = pickle.dumps(outcome)
-        answers.write(_HEADER.pack(len(data)) + data)
-        answers.flush()
+        try:
+            answers.write(_HEADER.pack(len(data)) + data)
+            answers.flush()
+        except OSError:  # the client is gone
+            return
 
 
 class CompilerProcess:

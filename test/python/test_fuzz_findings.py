@@ -294,3 +294,31 @@ func.func @g(%w: tensor<64x2xi1>, %x: tensor<2x64xi1>, %u: tensor<64x3xi1>, %h: 
     expected = (args[0] @ args[1]) ^ (args[2] @ args[3])
     np.testing.assert_array_equal(dlvm_mlir.compile(text)["g"](*args), expected)
     np.testing.assert_array_equal(interpret(text, "g", *args), expected)
+
+
+@pytest.mark.parametrize("shapes, groups", [
+    (((64, 64, 4), (2, 64, 2)), 1),          # 1-D: linalg's named convolution (OR of ANDs)
+    (((3, 4, 6, 5), (4, 2, 3, 2)), 2),       # grouped 2-D: linalg's named grouped convolution
+    (((2, 4, 5), (6, 2, 3)), 2),             # grouped 1-D: dlvm-to-linalg's own generic
+])
+def test_i1_convolution_is_a_boolean_product(shapes, groups):
+    """dlvm-fuzz seed 101: the interpreter convolved i1 as 1-bit integers (sum modulo 2)
+    where compiled code ORs the ANDed products; both are now boolean, as dot is."""
+    (xs, ks) = shapes
+    out = (xs[0], ks[0]) + tuple(x - k + 1 for x, k in zip(xs[2:], ks[2:]))
+    t = lambda s: "tensor<" + "x".join(map(str, s)) + "xi1>"  # noqa: E731
+    text = f"""
+func.func @conv(%x: {t(xs)}, %k: {t(ks)}) -> {t(out)} {{
+  %y = dlvm.convolve %x, %k{' groups ' + str(groups) if groups > 1 else ''} : {t(xs)}, {t(ks)}
+  return %y : {t(out)}
+}}
+"""
+    rng = np.random.default_rng(3)
+    density = (1 / np.prod(ks[1:])) ** 0.5  # about one true product per output
+    x, k = rng.random(xs) < density, rng.random(ks) < density
+    from dlvm_mlir.interpreter.ops_dlvm import convolve
+
+    expected = convolve(x.astype(np.int64), k.astype(np.int64), groups=groups) > 0
+    assert expected.any() and not expected.all()
+    np.testing.assert_array_equal(interpret(text, "conv", x, k), expected)
+    np.testing.assert_array_equal(dlvm_mlir.compile(text)["conv"](x, k), expected)

@@ -35,10 +35,14 @@ typedef struct {
   const char *triple;   // target triple; empty: the host's
   const char *cpu;      // target CPU; empty: the host's
   const char *features; // target features; empty: the host's (if cpu is too)
-  int optLevel;         // 0..3
+  int optLevel;         // LLVM IR pipeline: 0..3
+  int codegenOptLevel;  // instruction selection, scheduling, register
+                        // allocation: 0..3
   DlvmCodegenOutput output;
   int partitions;         // objects compiled in parallel (>= 1)
   bool postRAScheduling;  // run the post-register-allocation schedulers
+  const char *llvmOptions; // space-separated `name=value` settings of LLVM's
+                           // command-line options (process-wide, like -mllvm)
   const char *exported;   // comma-separated symbol prefixes that keep default
                           // visibility; every other definition becomes hidden
   MlirStringRef metadata; // stored as the NUL-terminated global

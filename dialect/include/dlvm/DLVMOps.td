@@ -489,7 +489,9 @@ def DLVM_ConvolveOp : DLVM_Op<"convolve", [Pure,
     spatial dimension:
     `floor((ld*(n-1)+1 + lo + hi - (rd*(k-1)+1)) / stride) + 1`, where an
     empty input or window dimension dilates to 0 (as in XLA). Only the batch
-    size may be dynamic (it passes through to the result).
+    size may be dynamic (it passes through to the result). Integers wrap; on
+    `i1` the products are ANDs and the sum is an OR (as `dot`, and XLA's
+    convolution on PRED).
 
     ```mlir
     %y = dlvm.convolve %x, %k strides [1, 1] padding [1, 1, 1, 1]

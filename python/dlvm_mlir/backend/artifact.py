@@ -29,7 +29,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -73,7 +73,10 @@ def host_machine() -> tuple[str, str, str]:
 class CodegenOptions:
     """How LLVM turns the lowered module into machine code."""
 
+    #: LLVM's IR optimization pipeline (the default one of this level)
     opt_level: int = 3
+    #: instruction selection, scheduling and register allocation
+    codegen_opt_level: int = 3
     #: LLVM CPU name and features; empty: this machine's
     cpu: str = ""
     features: str = ""
@@ -81,19 +84,23 @@ class CodegenOptions:
     #: as much as the rest of code generation on the long straight-line
     #: blocks of register tiles (see dialect/lib/CAPI/Codegen.cpp)
     post_ra_scheduling: bool = False
+    #: LLVM command-line options, ``name=value`` separated by spaces (as
+    #: ``-mllvm``; default ``$DLVM_MLIR_LLVM_OPTIONS``)
+    llvm_options: str = field(default_factory=lambda: os.environ.get("DLVM_MLIR_LLVM_OPTIONS", ""))
     #: object partitions compiled on parallel threads (not part of the cache
     #: key: the code is the same, only split differently)
     partitions: int = field(default_factory=lambda: os.cpu_count() or 1, compare=False)
 
     def __post_init__(self) -> None:
-        if not 0 <= self.opt_level <= 3:
-            raise ValueError(f"opt_level must be 0..3, got {self.opt_level}")
+        for name in ("opt_level", "codegen_opt_level"):
+            if not 0 <= getattr(self, name) <= 3:
+                raise ValueError(f"{name} must be 0..3, got {getattr(self, name)}")
 
     def key(self) -> str:
         """What affects the generated code (cache keys): the opt level and the machine."""
         triple, cpu, features = host_machine()
-        return repr((self.opt_level, self.cpu or cpu, self.features or (features if not self.cpu else ""),
-                     triple, self.post_ra_scheduling))
+        return repr((self.opt_level, self.codegen_opt_level, self.cpu or cpu, self.features or (features if not self.cpu else ""),
+                     triple, self.post_ra_scheduling, self.llvm_options))
 
 
 def bounds_checks_of(module: ir.Module) -> tuple[str, ...]:
@@ -117,9 +124,9 @@ def machine_code(
     workers = info.threads - 1 if info is not None and info.target == "cpu" else 0
     try:
         return _dlvm.codegen(
-            module, output, "", options.cpu, options.features, options.opt_level,
+            module, output, "", options.cpu, options.features, options.opt_level, options.codegen_opt_level,
             max(1, options.partitions) if output == "obj" else 1,
-            options.post_ra_scheduling, ",".join(EXPORTED), info.to_json() if info else "", workers,
+            options.post_ra_scheduling, options.llvm_options, ",".join(EXPORTED), info.to_json() if info else "", workers,
         )
     except RuntimeError as exc:
         raise ExecutionError(f"LLVM code generation failed: {exc}") from exc
@@ -186,7 +193,7 @@ def write_artifact(
         objects = machine_code(module, "obj", options, info)
         link_shared(objects, path, [runtime_library()] if libraries is None else libraries)
         return
-    single = CodegenOptions(options.opt_level, options.cpu, options.features, options.post_ra_scheduling, 1)
+    single = replace(options, partitions=1)
     [data] = machine_code(module, emit, single, info)
     Path(path).write_bytes(data)
 

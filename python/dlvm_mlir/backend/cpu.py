@@ -122,7 +122,8 @@ class CpuOptions:
     #: memref.alloc/dealloc call MLIR's generic allocation functions, which
     #: libdlvm_runtime.so implements on a caching allocator (False: malloc/free)
     caching_allocator: bool = True
-    #: LLVM's post-register-allocation schedulers (see CodegenOptions)
+    #: LLVM's code generation (see CodegenOptions)
+    codegen_opt_level: int = 3
     post_ra_scheduling: bool = False
     schedule: ScheduleOptions = field(default_factory=ScheduleOptions)
     target: CpuTarget = field(default_factory=host_target)
@@ -137,7 +138,10 @@ class CpuOptions:
 
     def codegen(self) -> CodegenOptions:
         """How LLVM compiles the lowered module (for this machine)."""
-        return CodegenOptions(opt_level=self.opt_level, post_ra_scheduling=self.post_ra_scheduling)
+        return CodegenOptions(
+            opt_level=self.opt_level, codegen_opt_level=self.codegen_opt_level,
+            post_ra_scheduling=self.post_ra_scheduling,
+        )
 
     def key(self) -> str:
         """Stable text identifying everything that affects the generated code."""

@@ -12,8 +12,9 @@ nest (:mod:`dlvm_mlir.backend.analysis`) and the host (:class:`CpuTarget`):
   ``fuse_into_containing_op`` for the thread split), so each register tile
   starts from zeros in registers: no pass writing zeros over the output and
   no read of them (10-13% on the gradient's ``transpose(h) . dz`` at k = 32).
-  ``fuse`` pulls in every producer it can tile, so this is only done when the
-  producers of the inputs were tiled and vectorized first;
+  ``fuse`` pulls in every producer it can tile: the op is scheduled in a
+  kernel of its own (:mod:`dlvm_mlir.backend.kernels`), where its inputs
+  have no producers;
 * ``convolution`` (conv / pooling / depthwise): tiled to unit output rows
   and filter rows, decomposed into 1-D convolutions and vectorized;
 * ``generic`` (elementwise chains, reductions, broadcasts, transposes, fills,
@@ -24,7 +25,8 @@ Tile sizes at the thread and cache levels always divide the extents; register
 tiles may not, and those loops are peeled (``transform.loop.peel``), which
 leaves static full tiles plus static remainder tiles: every piece can be
 vectorized, whatever the shape.  Each plan is rendered to transform IR and
-applied to its op alone (:func:`apply_op_schedules`); a plan that fails leaves
+applied to its op alone, outlined into a kernel (:func:`apply_op_schedules`;
+ops whose kernels are the same share one schedule); a plan that fails leaves
 the op scalar instead of failing the compilation.  After all ops, loop
 invariant accumulators are hoisted on tensors (:data:`PRE_BUFFERIZE_CLEANUP`)
 and, after bufferization, vectors are lowered to 1-D
@@ -40,6 +42,7 @@ from mlir import ir
 from mlir.dialects.transform import interpreter
 
 from .analysis import LoopNest, analyze_linalg_op
+from .kernels import Kernel, inline_kernels, outline_kernels
 from .target import CpuTarget
 from .tiling import best_divisor, pick_thread_dim
 
@@ -161,6 +164,8 @@ class OpScheduleRecord:
     error: str = ""
     fallback: str = ""
     script: str = field(default="", repr=False)
+    #: the op's kernel was the same as an earlier op's, whose schedule it shares
+    shared: bool = False
 
 
 # --------------------------------------------------------------------------
@@ -611,12 +616,12 @@ def _wrap_sequence(body: str, consumed: bool) -> str:
     )
 
 
-def run_transform_script(module: ir.Module, script: str) -> None:
-    """Parse ``script`` in ``module``'s context and apply it to ``module``."""
-    with module.context:
+def run_transform_script(payload: ir.Module | ir.Operation, script: str) -> None:
+    """Parse ``script`` in ``payload``'s context and apply it to ``payload`` (a module or an op)."""
+    with payload.context:
         transform_module = ir.Module.parse(script)
         entry = transform_module.body.operations[0]
-        interpreter.apply_named_sequence(module.operation, entry, transform_module)
+        interpreter.apply_named_sequence(payload.operation, entry, transform_module)
 
 
 # --------------------------------------------------------------------------
@@ -644,18 +649,6 @@ def _strip_schedule_ids(module: ir.Module) -> None:
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
-
-
-#: producers that ``structured.fuse`` never pulls into a tile loop (no
-#: TilingInterface); other producers of a contraction's inputs must have been
-#: tiled and vectorized before it, or its init is not fused
-_NOT_FUSIBLE_PRODUCERS = frozenset(
-    {
-        "tensor.expand_shape", "tensor.collapse_shape", "tensor.extract_slice", "tensor.insert_slice",
-        "tensor.cast", "tensor.empty", "tensor.from_elements", "arith.constant", "func.call",
-        "scf.for", "scf.if", "scf.while", "scf.execute_region", "scf.index_switch",
-    }
-)
 
 
 def _owner(value: ir.Value) -> ir.Operation | None:
@@ -703,36 +696,22 @@ def _claim_fill_inits(module: ir.Module, options: ScheduleOptions) -> None:
             fill.erase()
 
 
-def _inputs_tiled_first(op: ir.Operation, ids: dict[str, int]) -> list[int] | None:
-    """Schedule ids of the linalg producers of ``op``'s inputs, or ``None`` if
-    a producer could be fused by ``structured.fuse`` (not scheduled before)."""
-    producers = []
-    for value in list(op.operands)[: len(op.operands) - 1]:
-        producer = _owner(value)
-        if producer is None or producer.name in _NOT_FUSIBLE_PRODUCERS:
-            continue
-        if SCHEDULE_ID_ATTR not in producer.attributes:
-            return None
-        producers.append(ir.IntegerAttr(producer.attributes[SCHEDULE_ID_ATTR]).value)
-    return producers
-
-
 def apply_op_schedules(
     module: ir.Module, target: CpuTarget, options: ScheduleOptions
 ) -> list[OpScheduleRecord]:
     """Tile and vectorize every linalg op on tensors in ``module``, one op at a time.
 
+    Each op is scheduled in isolation, as a kernel of its own
+    (:mod:`dlvm_mlir.backend.kernels`; identical kernels are scheduled once).
     A contraction whose init is a ``linalg.fill`` is scheduled together with
-    it (:attr:`Plan.fuse_init`), if the producers of its inputs are tiled
-    before it.  A plan whose application fails is reported in its record
-    (``error``); a fused plan is retried unfused (its fill then scheduled on
-    its own), other plans with vectorization only; if that fails too, the op
-    stays a scalar op that the loop lowering handles later.
+    it (:attr:`Plan.fuse_init`).  A plan whose application fails is reported
+    in its record (``error``); a fused plan is retried unfused (its fill then
+    scheduled on its own), other plans with vectorization only; if that fails
+    too, the op stays a scalar op that the loop lowering handles later.
     """
-    records: list[OpScheduleRecord] = []
-    candidates: list[tuple[int, ir.Operation, LoopNest]] = []
-    inits: dict[int, ir.Operation] = {}
-    producers: dict[int, list[int]] = {}
+    groups: dict[int, list[ir.Operation]] = {}
+    nests: dict[int, LoopNest] = {}
+    fused_inits: set[int] = set()
     with module.context:
         i64 = ir.IntegerType.get_signless(64)
         _claim_fill_inits(module, options)
@@ -742,70 +721,84 @@ def apply_op_schedules(
             nest = analyze_linalg_op(op)
             if nest is None:
                 continue
-            schedule_id = len(candidates)
+            schedule_id = len(groups)
             op.attributes[SCHEDULE_ID_ATTR] = ir.IntegerAttr.get(i64, schedule_id)
-            candidates.append((schedule_id, op, nest))
+            group = [op]
             fill = _fill_init(op, nest, options)
             if fill is not None and SCHEDULE_INIT_ATTR in fill.attributes:
                 fill.attributes[SCHEDULE_INIT_ATTR] = ir.IntegerAttr.get(i64, schedule_id)
-                inits[schedule_id] = fill
-                ids = _inputs_tiled_first(op, {})
-                if ids is not None:
-                    producers[schedule_id] = ids
-    vectorized: set[int] = set()
-    for schedule_id, _, nest in candidates:
-        plan = plan_for(nest, target, options)
-        fusing = schedule_id in inits and plan.kind == "contraction"
-        if fusing:
-            plan = replace(plan, fuse_init=True, reduction_dims=nest.reduction_dims)
-            ready = schedule_id in producers and all(p in vectorized for p in producers[schedule_id])
-            if not ready or not init_fusible(plan):
-                plan = replace(plan, fuse_init=False)
-        record = OpScheduleRecord(op_name=nest.op_name, ranges=nest.ranges, plan=plan)
-        records.append(record)
-        if schedule_id in inits and not plan.fuse_init:
-            # the fill goes on its own (a schedule of its own, applied first)
-            records.extend(_schedule_init_alone(module, schedule_id, len(candidates) + len(records), target, options))
-        if plan.kind == "scalar":
-            continue
-        if not _apply(module, record, plan, schedule_id) and plan.fuse_init:
-            records.extend(_schedule_init_alone(module, schedule_id, len(candidates) + len(records), target, options))
-            if _run(module, render_plan(replace(plan, fuse_init=False), schedule_id)) is None:
-                record.fallback = "without the fused init"
-        if not record.applied and not record.fallback:
-            record.fallback = _fallback(module, schedule_id)
-        if record.applied or record.fallback != "scalar loops":
-            vectorized.add(schedule_id)
+                fused_inits.add(schedule_id)
+                group.insert(0, fill)
+            groups[schedule_id] = group
+            nests[schedule_id] = nest
+    kernels = outline_kernels(module, groups)
+    records_by_id: dict[int, list[OpScheduleRecord]] = {}
+    next_id = len(groups)
+    for kernel in kernels:
+        records = _schedule_kernel(kernel, nests[kernel.schedule_id], kernel.schedule_id in fused_inits,
+                                   next_id, target, options)
+        next_id += len(records)
+        records_by_id[kernel.schedule_id] = records
+        for duplicate in kernel.duplicates:
+            records_by_id[duplicate] = [replace(record, shared=True) for record in records]
+    inline_kernels(module, kernels)
     _strip_schedule_ids(module)
+    return [record for schedule_id in sorted(records_by_id) for record in records_by_id[schedule_id]]
+
+
+def _schedule_kernel(
+    kernel: Kernel, nest: LoopNest, has_init: bool, next_id: int, target: CpuTarget, options: ScheduleOptions
+) -> list[OpScheduleRecord]:
+    """Schedule the op of one kernel (and its fill init): its records."""
+    payload, schedule_id = kernel.function, kernel.schedule_id
+    plan = plan_for(nest, target, options)
+    if has_init and plan.kind == "contraction":
+        plan = replace(plan, fuse_init=True, reduction_dims=nest.reduction_dims)
+        if not init_fusible(plan):
+            plan = replace(plan, fuse_init=False)
+    record = OpScheduleRecord(op_name=nest.op_name, ranges=nest.ranges, plan=plan)
+    records = []
+    if has_init and not plan.fuse_init:
+        # the fill goes on its own (a schedule of its own, applied first)
+        records.extend(_schedule_init_alone(payload, schedule_id, next_id, target, options))
+    records.append(record)
+    if plan.kind == "scalar":
+        return records
+    if not _apply(payload, record, plan, schedule_id) and plan.fuse_init:
+        records.extend(_schedule_init_alone(payload, schedule_id, next_id + len(records) - 1, target, options))
+        if _run(payload, render_plan(replace(plan, fuse_init=False), schedule_id)) is None:
+            record.fallback = "without the fused init"
+    if not record.applied and not record.fallback:
+        record.fallback = _fallback(payload, schedule_id)
     return records
 
 
-def _run(module: ir.Module, script: str) -> str | None:
-    """Run a transform script on ``module``: ``None``, or the error's last line."""
+def _run(payload: ir.Operation, script: str) -> str | None:
+    """Run a transform script on ``payload``: ``None``, or the error's last line."""
     try:
-        run_transform_script(module, script)
+        run_transform_script(payload, script)
         return None
     except Exception as exc:  # the interpreter reports failures as ValueError
         text = str(exc).strip()
         return text.splitlines()[-1] if text else repr(exc)
 
 
-def _apply(module: ir.Module, record: OpScheduleRecord, plan: Plan, schedule_id: int) -> bool:
+def _apply(payload: ir.Operation, record: OpScheduleRecord, plan: Plan, schedule_id: int) -> bool:
     """Apply ``plan`` to op ``schedule_id``; whether it applied (else the error is recorded)."""
     record.script = render_plan(plan, schedule_id)
-    record.error = _run(module, record.script) or ""
+    record.error = _run(payload, record.script) or ""
     record.applied = not record.error
     return record.applied
 
 
-def _fallback(module: ir.Module, schedule_id: int) -> str:
+def _fallback(payload: ir.Operation, schedule_id: int) -> str:
     """After a failed schedule: vectorize op ``schedule_id`` untiled, or leave it to scalar loops."""
     plan = Plan(kind="vectorize-only", note="fallback")
-    return "vectorized without tiling" if _run(module, render_plan(plan, schedule_id)) is None else "scalar loops"
+    return "vectorized without tiling" if _run(payload, render_plan(plan, schedule_id)) is None else "scalar loops"
 
 
 def _schedule_init_alone(
-    module: ir.Module, consumer_id: int, first_id: int, target: CpuTarget, options: ScheduleOptions
+    payload: ir.Operation, consumer_id: int, first_id: int, target: CpuTarget, options: ScheduleOptions
 ) -> list[OpScheduleRecord]:
     """Schedule the (unfused) init ops of ``consumer_id`` as ops of their own."""
     found: list[ir.Operation] = []
@@ -820,8 +813,8 @@ def _schedule_init_alone(
         return ir.WalkResult.ADVANCE
 
     records = []
-    with module.context:
-        module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    with payload.context:
+        payload.walk(visit, ir.WalkOrder.PRE_ORDER)
         i64 = ir.IntegerType.get_signless(64)
         for offset, op in enumerate(found):
             del op.attributes[SCHEDULE_INIT_ATTR]
@@ -833,8 +826,8 @@ def _schedule_init_alone(
             plan = plan_for(nest, target, options)
             record = OpScheduleRecord(op_name=nest.op_name, ranges=nest.ranges, plan=plan)
             records.append(record)
-            if plan.kind != "scalar" and not _apply(module, record, plan, schedule_id):
-                record.fallback = _fallback(module, schedule_id)
+            if plan.kind != "scalar" and not _apply(payload, record, plan, schedule_id):
+                record.fallback = _fallback(payload, schedule_id)
     return records
 
 

@@ -60,10 +60,10 @@ FILENAME = "fuzz.mlir"
 STAGES = ("parse", "declare", "canonicalize", "differentiate", "optimize", "cpu-pipeline",
           "compile", "interpret", "run", "compare")
 COMPILE_STAGES = STAGES[:7]
-#: stages that dlvm-opt and compile() run in the crash guard's child (a crash there
-#: reaches the user as an internal compiler error); LLVM code generation ("compile"
-#: in the worker) and the compiled code ("run") are not guarded
-GUARDED_STAGES = STAGES[:6]
+#: stages that dlvm-opt and compile() run in the compiler process (a crash there
+#: reaches the user as an internal compiler error; LLVM code generation, in
+#: "compile", included); the compiled code ("run") runs in the user's process
+GUARDED_STAGES = STAGES[:7]
 BAD_CLASSES = ("unlocated", "traceback", "crash", "ice", "invalid-ir", "miscompile")
 CLASSES = ("ok", "located", "unlocated", "traceback", "crash", "timeout", "ice", "invalid-ir", "miscompile")
 

@@ -602,12 +602,14 @@ def convolve(x, k, strides=None, padding=None, lhs_dilation=None, rhs_dilation=N
 @op("dlvm.convolve")
 def _convolve(frame, node, args):
     x, k = args
-    return int_semantics(
-        lambda a, b: convolve(
-            a, b, node.attr("strides"), node.attr("padding"), node.attr("lhs_dilation"),
-            node.attr("rhs_dilation"), node.attr("groups", 1),
-        )
-    )(x, k)
+
+    def conv(a, b):
+        return convolve(a, b, node.attr("strides"), node.attr("padding"), node.attr("lhs_dilation"),
+                        node.attr("rhs_dilation"), node.attr("groups", 1))
+
+    if x.dtype == np.bool_:  # i1: AND products, OR sum (as dot; the ODS description)
+        return conv(x.astype(np.int64), k.astype(np.int64)) > 0
+    return int_semantics(conv)(x, k)
 
 
 # --------------------------------------------------------------------------

@@ -1823,9 +1823,14 @@ struct ConvolveLowering : StaticOpLowering<ConvolveOp> {
                b, loc, TypeRange{acc.getType()}, ValueRange{x, k},
                ValueRange{acc}, maps, iterators,
                [&](OpBuilder &nb, Location l, ValueRange a) {
-                 Value p = combine(nb, l, ReductionKind::mul, a[0], a[1]);
+                 // i1: AND products, OR sum (as linalg's named convolutions
+                 // and dot do)
+                 bool i1 = isBool(a[0]);
+                 Value p = combine(nb, l, i1 ? ReductionKind::min : ReductionKind::mul,
+                                   a[0], a[1]);
                  linalg::YieldOp::create(
-                     nb, l, combine(nb, l, ReductionKind::add, a[2], p));
+                     nb, l, combine(nb, l, i1 ? ReductionKind::max : ReductionKind::add,
+                                    a[2], p));
                })
         .getResult(0);
   }
