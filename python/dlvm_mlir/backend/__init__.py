@@ -13,41 +13,46 @@
   on-disk caching (:mod:`dlvm_mlir.cache`);
 * :func:`runtime_stats`, :func:`set_worker_spin`, :func:`trim_buffer_cache` -
   the runtime compiled code calls (caching allocator, async runtime).
+
+The names are imported on first use (PEP 562): loading a cached program
+must not import the compiler.
 """
 
-from ..cache import cache_stats, default_cache_dir
-from .cache import clear_memory_cache, compile_cpu
-from .cpu import CPU_STAGES, CpuOptions, LoweringResult, entry_point_signatures, lower_to_llvm_cpu
-from .runtime import (
-    CpuExecutable,
-    ExecutionError,
-    FunctionSignature,
-    ValueSpec,
-    runtime_stats,
-    set_worker_spin,
-    trim_buffer_cache,
-)
-from .schedule import ScheduleOptions
-from .target import CpuTarget, host_target
+from __future__ import annotations
 
-__all__ = [
-    "CPU_STAGES",
-    "CpuExecutable",
-    "CpuOptions",
-    "CpuTarget",
-    "ExecutionError",
-    "FunctionSignature",
-    "LoweringResult",
-    "ScheduleOptions",
-    "ValueSpec",
-    "cache_stats",
-    "clear_memory_cache",
-    "compile_cpu",
-    "default_cache_dir",
-    "entry_point_signatures",
-    "host_target",
-    "lower_to_llvm_cpu",
-    "runtime_stats",
-    "set_worker_spin",
-    "trim_buffer_cache",
-]
+import importlib
+from typing import Any
+
+#: public name -> the submodule defining it
+_EXPORTS = {
+    "CPU_STAGES": "cpu",
+    "CpuExecutable": "runtime",
+    "CpuOptions": "options",
+    "CpuTarget": "target",
+    "ExecutionError": "runtime",
+    "FunctionSignature": "runtime",
+    "LoweringResult": "cpu",
+    "ScheduleOptions": "options",
+    "ValueSpec": "runtime",
+    "clear_memory_cache": "cache",
+    "compile_cpu": "cache",
+    "entry_point_signatures": "cpu",
+    "host_target": "target",
+    "lower_to_llvm_cpu": "cpu",
+    "runtime_stats": "runtime",
+    "set_worker_spin": "runtime",
+    "trim_buffer_cache": "runtime",
+}
+
+__all__ = sorted([*_EXPORTS, "cache_stats", "default_cache_dir"])
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("cache_stats", "default_cache_dir"):
+        from .. import cache
+
+        return getattr(cache, name)
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'dlvm_mlir.backend' has no attribute '{name}'")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

@@ -29,13 +29,13 @@ import os
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from dataclasses import replace
 from pathlib import Path
 
 from mlir import ir
 
 from .. import _dlvm
+from .options import CodegenOptions, host_machine
 from .runtime import CHECKS_ATTR, ENTRY_PREFIX, ERROR_GLOBAL, FORMAT, ArtifactInfo, ExecutionError
 
 __all__ = [
@@ -60,47 +60,6 @@ EXPORTED = (
 )
 
 OUTPUTS = ("obj", "asm", "llvm", "bc")
-
-
-@lru_cache(maxsize=1)
-def host_machine() -> tuple[str, str, str]:
-    """(triple, cpu, features) of this machine as LLVM detects them."""
-    triple, cpu, features = _dlvm.host_target()
-    return triple, cpu, features
-
-
-@dataclass(frozen=True)
-class CodegenOptions:
-    """How LLVM turns the lowered module into machine code."""
-
-    #: LLVM's IR optimization pipeline (the default one of this level)
-    opt_level: int = 3
-    #: instruction selection, scheduling and register allocation
-    codegen_opt_level: int = 3
-    #: LLVM CPU name and features; empty: this machine's
-    cpu: str = ""
-    features: str = ""
-    #: LLVM's post-register-allocation schedulers: off by default, they cost
-    #: as much as the rest of code generation on the long straight-line
-    #: blocks of register tiles (see dialect/lib/CAPI/Codegen.cpp)
-    post_ra_scheduling: bool = False
-    #: LLVM command-line options, ``name=value`` separated by spaces (as
-    #: ``-mllvm``; default ``$DLVM_MLIR_LLVM_OPTIONS``)
-    llvm_options: str = field(default_factory=lambda: os.environ.get("DLVM_MLIR_LLVM_OPTIONS", ""))
-    #: object partitions compiled on parallel threads (not part of the cache
-    #: key: the code is the same, only split differently)
-    partitions: int = field(default_factory=lambda: os.cpu_count() or 1, compare=False)
-
-    def __post_init__(self) -> None:
-        for name in ("opt_level", "codegen_opt_level"):
-            if not 0 <= getattr(self, name) <= 3:
-                raise ValueError(f"{name} must be 0..3, got {getattr(self, name)}")
-
-    def key(self) -> str:
-        """What affects the generated code (cache keys): the opt level and the machine."""
-        triple, cpu, features = host_machine()
-        return repr((self.opt_level, self.codegen_opt_level, self.cpu or cpu, self.features or (features if not self.cpu else ""),
-                     triple, self.post_ra_scheduling, self.llvm_options))
 
 
 def bounds_checks_of(module: ir.Module) -> tuple[str, ...]:

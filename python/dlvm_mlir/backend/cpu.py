@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -75,7 +75,7 @@ from dlvm_mlir.crash_guard import report_stage
 from dlvm_mlir.errors import source_location
 from dlvm_mlir.transforms.kernel_fusion import FusionOptions, fuse_linalg, normalize_linalg
 
-from .artifact import CodegenOptions
+from .options import CpuOptions
 from .boolmem import widen_bool_memrefs
 from .mathapprox import approximate_math, expand_accurate_math
 from .packing import pack_contractions
@@ -91,12 +91,10 @@ from .runtime import (
 from .schedule import (
     PRE_BUFFERIZE_CLEANUP,
     OpScheduleRecord,
-    ScheduleOptions,
     apply_op_schedules,
     post_bufferize_script,
     run_transform_script,
 )
-from .target import CpuTarget, host_target
 
 __all__ = [
     "CpuOptions",
@@ -105,51 +103,6 @@ __all__ = [
     "lower_to_llvm_cpu",
     "entry_point_signatures",
 ]
-
-
-@dataclass(frozen=True)
-class CpuOptions:
-    """Options of the CPU pipeline and its code generation."""
-
-    threads: int = 2
-    opt_level: int = 3
-    vectorize: bool = True
-    fuse_elementwise: bool = True
-    #: replace f32 tanh/exp/log/erf/... by vectorizable polynomial approximations
-    fast_math_approximations: bool = True
-    #: pack B of large matmuls into contiguous register-tile panels
-    pack_operands: bool = True
-    #: memref.alloc/dealloc call MLIR's generic allocation functions, which
-    #: libdlvm_runtime.so implements on a caching allocator (False: malloc/free)
-    caching_allocator: bool = True
-    #: LLVM's code generation (see CodegenOptions)
-    codegen_opt_level: int = 3
-    post_ra_scheduling: bool = False
-    schedule: ScheduleOptions = field(default_factory=ScheduleOptions)
-    target: CpuTarget = field(default_factory=host_target)
-
-    def __post_init__(self) -> None:
-        if self.threads < 1:
-            raise ValueError(f"threads must be >= 1, got {self.threads}")
-        if self.schedule.threads != self.threads or self.schedule.vectorize != self.vectorize:
-            object.__setattr__(
-                self, "schedule", replace(self.schedule, threads=self.threads, vectorize=self.vectorize)
-            )
-
-    def codegen(self) -> CodegenOptions:
-        """How LLVM compiles the lowered module (for this machine)."""
-        return CodegenOptions(
-            opt_level=self.opt_level, codegen_opt_level=self.codegen_opt_level,
-            post_ra_scheduling=self.post_ra_scheduling,
-        )
-
-    def key(self) -> str:
-        """Stable text identifying everything that affects the generated code."""
-        return repr(
-            (self.threads, self.vectorize, self.fuse_elementwise,
-             self.fast_math_approximations, self.pack_operands, self.caching_allocator, self.schedule,
-             self.target.key(), self.codegen().key())
-        )
 
 
 @dataclass

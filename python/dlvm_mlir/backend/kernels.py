@@ -110,12 +110,15 @@ def _outline(group: list[ir.Operation], name: str, before: ir.Operation) -> tupl
         block.append(op)
     with ir.InsertionPoint(block), main.location:
         func_d.ReturnOp(list(main.results))
-    kernel = {function.operation}
-    for value, new in replacement.items():
-        for use in list(value.uses):
-            owner = use.owner.operation
-            if _is_within(owner, kernel):
-                owner.operands[use.operand_number] = new
+    # the moved ops (and ops nested in them) still read the outside values
+    def remap(op: ir.Operation) -> ir.WalkResult:
+        for index, value in enumerate(op.operands):
+            if value in replacement:
+                op.operands[index] = replacement[value]
+        return ir.WalkResult.ADVANCE
+
+    for op in group:
+        op.walk(remap, ir.WalkOrder.PRE_ORDER)
     return function.operation, call.operation
 
 
@@ -125,7 +128,9 @@ _IDS = re.compile(r"dlvm\.schedule_(?:id|init) = \d+ : i64")
 def _signature(function: ir.Operation) -> str:
     """The kernel's text without its name and schedule ids: equal for equal kernels."""
     name = ir.StringAttr(function.attributes["sym_name"]).value
-    return _IDS.sub("", str(function).replace(f"@{name}(", "@(", 1))
+    # local scope: printing the function alone, not naming values module-wide
+    text = function.get_asm(use_local_scope=True)
+    return _IDS.sub("", text.replace(f"@{name}(", "@(", 1))
 
 
 def outline_kernels(module: ir.Module, groups: dict[int, list[ir.Operation]]) -> list[Kernel]:
@@ -153,9 +158,9 @@ def outline_kernels(module: ir.Module, groups: dict[int, list[ir.Operation]]) ->
 
 
 def inline_kernels(module: ir.Module, kernels: list[Kernel]) -> None:
-    """Inline the calls of kernels called once (no canonicalization around
-    them) and drop those kernels; a kernel called from several places stays
-    a function (``no_inline``), compiled once."""
+    """Inline the kernel calls (no canonicalization around them) and drop the
+    kernels, except those of ``kernels`` called from several places: they stay
+    functions (``no_inline``), compiled once."""
     with module.context:
         for kernel in kernels:
             if kernel.duplicates:

@@ -30,7 +30,8 @@ from mlir.dialects import linalg, tensor
 
 from .analysis import LoopNest, analyze_linalg_op
 from .linalg_rewrite import generalize_tagged, reassociation, result_linalg_ops
-from .schedule import SCHEDULE_ID_ATTR, ScheduleOptions, register_tile
+from .options import ScheduleOptions
+from .schedule import SCHEDULE_ID_ATTR, register_tile
 from .target import CpuTarget
 
 __all__ = ["PackingPlan", "plan_packing", "pack_contractions"]

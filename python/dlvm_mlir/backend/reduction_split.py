@@ -29,7 +29,8 @@ from mlir.dialects import linalg, tensor
 
 from .analysis import LoopNest, analyze_linalg_op
 from .linalg_rewrite import generalize_tagged, reassociation, result_linalg_ops
-from .schedule import ScheduleOptions, run_transform_script
+from .options import ScheduleOptions
+from .schedule import run_transform_script
 from .tiling import divisors
 
 __all__ = ["split_factor", "split_reductions"]

@@ -43,6 +43,7 @@ from mlir.dialects.transform import interpreter
 
 from .analysis import LoopNest, analyze_linalg_op
 from .kernels import Kernel, inline_kernels, outline_kernels
+from .options import ScheduleOptions
 from .target import CpuTarget
 from .tiling import best_divisor, pick_thread_dim
 
@@ -66,43 +67,6 @@ SCHEDULE_ID_ATTR = "dlvm.schedule_id"
 SCHEDULE_INIT_ATTR = "dlvm.schedule_init"
 
 ANY = "!transform.any_op"
-
-
-@dataclass(frozen=True)
-class ScheduleOptions:
-    """Knobs of the CPU schedules; defaults are derived from the target."""
-
-    threads: int = 2
-    # A thread split costs a task hand-off and a join: about a microsecond
-    # while the worker of dlvm's async runtime spins (AsyncRuntime.cpp; for
-    # 5 ms after its last task), far more when it has to be woken.  Ops below
-    # these thresholds (about 5-10 us of work) run on one thread.  MLP
-    # 784-512-512-10 training step, median ms over 150 steps, two alternated
-    # runs each (Nov 2026, 2 vCPUs): batch 128: 2^12/2^15 4.5, 4.6;
-    # 2^14/2^17 4.5, 3.9, 4.0, 4.4; 2^17/2^20 (the thresholds that suited
-    # libmlir_async_runtime's sleeping workers) 4.5, 5.3; batch 32 within
-    # noise (1.4-1.8) for all three.
-    #: minimum iteration count (generic ops) worth splitting over threads
-    min_parallel_iterations: int = 1 << 14
-    #: minimum multiply-adds (contractions) worth splitting over threads
-    min_parallel_flops: int = 1 << 17
-    #: tasks per thread of a parallel loop (ops with enough work).  Two per
-    #: thread let a thread whose vCPU is preempted or late hand work over:
-    #: 2-thread matmuls taking turns with numpy (in-process, 60 calls each),
-    #: GFLOP/s with 1 / 2 tasks per thread: 128x784x512 63 / 93,
-    #: 512^3 114 / 119, 1024^3 137 / 137 (numpy 104, 128, 143); the MLP
-    #: training step within noise (batch 128: 3.70 / 3.86, 3.74 / 3.70,
-    #: 3.52 / 3.65 ms).  Four per thread: 99-131 GFLOP/s, step 3-6% slower.
-    tasks_per_thread: int = 2
-    #: register tile (m, n, k) for contractions; ``None``: from the target
-    register_tile: tuple[int, int, int] | None = None
-    #: cache tile targets (m, n, k) for contractions
-    cache_tile: tuple[int, int, int] = (96, 128, 128)
-    #: vector registers one generic-op tile may occupy
-    generic_tile_vectors: int = 4
-    #: fuse a contraction's zero-fill init into its parallel tile loops
-    fuse_init: bool = True
-    vectorize: bool = True
 
 
 @dataclass(frozen=True)
@@ -741,7 +705,7 @@ def apply_op_schedules(
         records_by_id[kernel.schedule_id] = records
         for duplicate in kernel.duplicates:
             records_by_id[duplicate] = [replace(record, shared=True) for record in records]
-    inline_kernels(module, kernels)
+    inline_kernels(module, kernels if options.share_kernels else [])
     _strip_schedule_ids(module)
     return [record for schedule_id in sorted(records_by_id) for record in records_by_id[schedule_id]]
 

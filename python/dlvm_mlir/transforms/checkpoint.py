@@ -45,7 +45,6 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-import networkx as nx
 from mlir import ir
 from mlir.dialects import func
 
@@ -129,6 +128,8 @@ class _Graph:
 
     def cut(self, mu: int, flops_weight: int = 1) -> Plan:
         """The minimum cut for ``mu * bytes + flops_weight * flops``."""
+        import networkx as nx  # on first use: importing it takes 0.3 s
+
         g = nx.DiGraph()
         source, sink = "source", "sink"
         g.add_nodes_from([source, sink])

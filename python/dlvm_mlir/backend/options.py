@@ -1,0 +1,147 @@
+"""The options of the CPU back end, kept free of heavy imports.
+
+:func:`dlvm_mlir.compile` derives its cache key from them before it decides
+whether to compile at all, so a warm start must not pay for importing the
+compiler (MLIR's dialect modules, networkx): this module imports only the
+standard library, the ``_dlvm`` extension and the target description.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+
+from .. import _dlvm
+from .target import CpuTarget, host_target
+
+__all__ = ["CodegenOptions", "CpuOptions", "ScheduleOptions", "host_machine"]
+
+
+@lru_cache(maxsize=1)
+def host_machine() -> tuple[str, str, str]:
+    """(triple, cpu, features) of this machine as LLVM detects them."""
+    triple, cpu, features = _dlvm.host_target()
+    return triple, cpu, features
+
+
+@dataclass(frozen=True)
+class CodegenOptions:
+    """How LLVM turns the lowered module into machine code."""
+
+    #: LLVM's IR optimization pipeline (the default one of this level)
+    opt_level: int = 3
+    #: instruction selection, scheduling and register allocation
+    codegen_opt_level: int = 3
+    #: LLVM CPU name and features; empty: this machine's
+    cpu: str = ""
+    features: str = ""
+    #: LLVM's post-register-allocation schedulers: off by default, they cost
+    #: as much as the rest of code generation on the long straight-line
+    #: blocks of register tiles (see dialect/lib/CAPI/Codegen.cpp)
+    post_ra_scheduling: bool = False
+    #: LLVM command-line options, ``name=value`` separated by spaces (as
+    #: ``-mllvm``; default ``$DLVM_MLIR_LLVM_OPTIONS``)
+    llvm_options: str = field(default_factory=lambda: os.environ.get("DLVM_MLIR_LLVM_OPTIONS", ""))
+    #: object partitions compiled on parallel threads (not part of the cache
+    #: key: the code is the same, only split differently)
+    partitions: int = field(default_factory=lambda: os.cpu_count() or 1, compare=False)
+
+    def __post_init__(self) -> None:
+        for name in ("opt_level", "codegen_opt_level"):
+            if not 0 <= getattr(self, name) <= 3:
+                raise ValueError(f"{name} must be 0..3, got {getattr(self, name)}")
+
+    def key(self) -> str:
+        """What affects the generated code (cache keys): the opt level and the machine."""
+        triple, cpu, features = host_machine()
+        return repr((self.opt_level, self.codegen_opt_level, self.cpu or cpu, self.features or (features if not self.cpu else ""),
+                     triple, self.post_ra_scheduling, self.llvm_options))
+
+
+@dataclass(frozen=True)
+class ScheduleOptions:
+    """Knobs of the CPU schedules; defaults are derived from the target."""
+
+    threads: int = 2
+    # A thread split costs a task hand-off and a join: about a microsecond
+    # while the worker of dlvm's async runtime spins (AsyncRuntime.cpp; for
+    # 5 ms after its last task), far more when it has to be woken.  Ops below
+    # these thresholds (about 5-10 us of work) run on one thread.  MLP
+    # 784-512-512-10 training step, median ms over 150 steps, two alternated
+    # runs each (Nov 2026, 2 vCPUs): batch 128: 2^12/2^15 4.5, 4.6;
+    # 2^14/2^17 4.5, 3.9, 4.0, 4.4; 2^17/2^20 (the thresholds that suited
+    # libmlir_async_runtime's sleeping workers) 4.5, 5.3; batch 32 within
+    # noise (1.4-1.8) for all three.
+    #: minimum iteration count (generic ops) worth splitting over threads
+    min_parallel_iterations: int = 1 << 14
+    #: minimum multiply-adds (contractions) worth splitting over threads
+    min_parallel_flops: int = 1 << 17
+    #: tasks per thread of a parallel loop (ops with enough work).  Two per
+    #: thread let a thread whose vCPU is preempted or late hand work over:
+    #: 2-thread matmuls taking turns with numpy (in-process, 60 calls each),
+    #: GFLOP/s with 1 / 2 tasks per thread: 128x784x512 63 / 93,
+    #: 512^3 114 / 119, 1024^3 137 / 137 (numpy 104, 128, 143); the MLP
+    #: training step within noise (batch 128: 3.70 / 3.86, 3.74 / 3.70,
+    #: 3.52 / 3.65 ms).  Four per thread: 99-131 GFLOP/s, step 3-6% slower.
+    tasks_per_thread: int = 2
+    #: register tile (m, n, k) for contractions; ``None``: from the target
+    register_tile: tuple[int, int, int] | None = None
+    #: cache tile targets (m, n, k) for contractions
+    cache_tile: tuple[int, int, int] = (96, 128, 128)
+    #: vector registers one generic-op tile may occupy
+    generic_tile_vectors: int = 4
+    #: fuse a contraction's zero-fill init into its parallel tile loops
+    fuse_init: bool = True
+    #: a kernel several ops share stays a function, generated once (else each
+    #: op gets its own copy of the scheduled code). Halves compile time where a
+    #: loop was unrolled, but calls need contiguous operands: LSTM gradient
+    #: (T=16, Nov 2026) compile 19.1 -> 10.2 s, each step 4.4 -> 6.7 ms;
+    #: transformer block step 10.7 -> 6.8 s, 8.1 -> 9.0 ms. Off by default.
+    share_kernels: bool = False
+    vectorize: bool = True
+
+
+@dataclass(frozen=True)
+class CpuOptions:
+    """Options of the CPU pipeline and its code generation."""
+
+    threads: int = 2
+    opt_level: int = 3
+    vectorize: bool = True
+    fuse_elementwise: bool = True
+    #: replace f32 tanh/exp/log/erf/... by vectorizable polynomial approximations
+    fast_math_approximations: bool = True
+    #: pack B of large matmuls into contiguous register-tile panels
+    pack_operands: bool = True
+    #: memref.alloc/dealloc call MLIR's generic allocation functions, which
+    #: libdlvm_runtime.so implements on a caching allocator (False: malloc/free)
+    caching_allocator: bool = True
+    #: LLVM's code generation (see CodegenOptions)
+    codegen_opt_level: int = 3
+    post_ra_scheduling: bool = False
+    schedule: ScheduleOptions = field(default_factory=ScheduleOptions)
+    target: CpuTarget = field(default_factory=host_target)
+
+    def __post_init__(self) -> None:
+        if self.threads < 1:
+            raise ValueError(f"threads must be >= 1, got {self.threads}")
+        if self.schedule.threads != self.threads or self.schedule.vectorize != self.vectorize:
+            object.__setattr__(
+                self, "schedule", replace(self.schedule, threads=self.threads, vectorize=self.vectorize)
+            )
+
+    def codegen(self) -> CodegenOptions:
+        """How LLVM compiles the lowered module (for this machine)."""
+        return CodegenOptions(
+            opt_level=self.opt_level, codegen_opt_level=self.codegen_opt_level,
+            post_ra_scheduling=self.post_ra_scheduling,
+        )
+
+    def key(self) -> str:
+        """Stable text identifying everything that affects the generated code."""
+        return repr(
+            (self.threads, self.vectorize, self.fuse_elementwise,
+             self.fast_math_approximations, self.pack_operands, self.caching_allocator, self.schedule,
+             self.target.key(), self.codegen().key())
+        )
