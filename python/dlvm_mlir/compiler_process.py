@@ -17,8 +17,9 @@ step and the command-line tools therefore run in a separate process:
 * a request is a picklable callable (a module-level function or a
   ``functools.partial`` of one) plus a timeout, sent with the client's
   environment, working directory and module search path (the child unpickles
-  the callable, never the server); the answer is an :class:`Outcome`: the
-  child's result or exception, the stages it reported, its stderr and, if it
+  the callable and the client the result, never the server); the answer is an
+  :class:`Outcome`: the child's result or exception, the stages it reported,
+  its stderr and, if it
   died, its wait status. :mod:`dlvm_mlir.crash_guard` turns a death into an
   :class:`~dlvm_mlir.errors.InternalCompilerError`.
 
@@ -69,8 +70,9 @@ _status_fd: int | None = None
 class Outcome:
     """What became of one request."""
 
-    #: (ok, value or exception) when the child sent a result
-    result: tuple[bool, Any] | None = None
+    #: the pickled (ok, value or exception), when the child sent a result; the
+    #: server passes it on as bytes (it never imports what a request refers to)
+    result: bytes | None = None
     #: the stages the child reported, in order
     stages: list[str] = field(default_factory=list)
     stderr: str = ""
@@ -158,13 +160,14 @@ def _child(work: Callable[[], Any], status_w: int, err_w: int) -> None:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         _status_fd = status_w
         try:
-            message: Any = ("result", (True, work()))
+            result: Any = (True, work())
         except BaseException as exc:  # noqa: BLE001 - every outcome goes back to the parent
-            message = ("result", (False, _picklable(exc)))
+            result = (False, _picklable(exc))
         try:
-            _write_frame(status_w, message)
+            payload = pickle.dumps(result)
         except Exception as exc:  # an unpicklable result
-            _write_frame(status_w, ("result", (False, RuntimeError(f"cannot return the result: {exc}"))))
+            payload = pickle.dumps((False, RuntimeError(f"cannot return the result: {exc}")))
+        _write_frame(status_w, ("result", payload))
         sys.stdout.flush()
         sys.stderr.flush()
     except BaseException:  # noqa: BLE001
@@ -276,7 +279,8 @@ def serve(requests: BinaryIO, answers: BinaryIO) -> None:
         except EOFError:
             return
         except Exception as exc:  # noqa: BLE001 - an unreadable request fails alone
-            outcome = Outcome(result=(False, RuntimeError(f"the compiler process cannot read the request: {exc}")))
+            error = RuntimeError(f"the compiler process cannot read the request: {exc}")
+            outcome = Outcome(result=pickle.dumps((False, error)))
         else:
             outcome = run_forked(lambda: _apply(work, environment, cwd, path), timeout)
         data = pickle.dumps(outcome)
@@ -349,7 +353,7 @@ class CompilerProcess:
                     # the server itself died (it never runs compiler work): start it again once
                     self.stop()
                     if attempt == 2:
-                        return Outcome(result=(False, RuntimeError(f"the compiler process is gone: {exc}")))
+                        return Outcome(result=pickle.dumps((False, RuntimeError(f"the compiler process is gone: {exc}"))))
                 except BaseException:
                     # Ctrl-C (or anything else) while waiting: the request is abandoned
                     self.stop()

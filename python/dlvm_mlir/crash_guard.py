@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import os
+import pickle
 import re
 import signal
 import sys
@@ -118,7 +119,7 @@ def isolated(
         if outcome.stderr and not quiet:
             sys.stderr.write(outcome.stderr)
             sys.stderr.flush()
-        ok, value = outcome.result
+        ok, value = pickle.loads(outcome.result)
         if ok:
             return value
         raise value

@@ -110,3 +110,16 @@ def test_a_killed_server_is_started_again() -> None:
     process._server.wait()
     works_afterwards()
     assert process.starts == starts + 1
+
+
+def test_timing_reports_every_stage(capsys, monkeypatch: pytest.MonkeyPatch) -> None:
+    exe = dlvm_mlir.compile(DENSE + "// timing\n", timing=True)
+    err = capsys.readouterr().err
+    assert err.startswith("dlvm-mlir: compiled <input> in ")
+    for stage in ("parse", "ad", "optimize", "linalg", "tile-and-vectorize", "bufferize", "to-llvm", "llvm"):
+        assert f"  {stage} " in err and stage in exe.seconds
+    monkeypatch.setenv("DLVM_MLIR_TIMING", "1")
+    dlvm_mlir.compile(DENSE + "// timing from the environment\n")
+    assert "dlvm-mlir: compiled" in capsys.readouterr().err
+    dlvm_mlir.compile(DENSE + "// timing from the environment\n")  # a cache hit compiles nothing
+    assert capsys.readouterr().err == ""
