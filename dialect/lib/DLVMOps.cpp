@@ -526,7 +526,44 @@ DLVM_FOLD_UNARY_FLOAT(LgammaOp, std::lgamma(x))
 DLVM_FOLD_UNARY_FLOAT(DigammaOp, digamma(x))
 DLVM_FOLD_UNARY_FLOAT(Log1pOp, std::log1p(x))
 DLVM_FOLD_UNARY_FLOAT(Expm1Op, std::expm1(x))
+DLVM_FOLD_UNARY_FLOAT(AsinhOp, std::asinh(x))
+DLVM_FOLD_UNARY_FLOAT(AcoshOp, std::acosh(x))
+DLVM_FOLD_UNARY_FLOAT(AtanhOp, std::atanh(x))
+DLVM_FOLD_UNARY_FLOAT(Exp2Op, std::exp2(x))
+DLVM_FOLD_UNARY_FLOAT(Log2Op, std::log2(x))
+DLVM_FOLD_UNARY_FLOAT(Log10Op, std::log10(x))
+DLVM_FOLD_UNARY_FLOAT(CbrtOp, std::cbrt(x))
 #undef DLVM_FOLD_UNARY_FLOAT
+
+OpFoldResult PopcountOp::fold(FoldAdaptor adaptor) {
+  return foldUnaryInt(adaptor.getOperand(), [](const APInt &x) {
+    return APInt(x.getBitWidth(), x.popcount());
+  });
+}
+
+LogicalResult IsFiniteOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location> loc,
+                                           Adaptor adaptor,
+                                           SmallVectorImpl<Type> &results) {
+  if (failed(checkTensorOperands(loc, adaptor.getOperands())))
+    return failure();
+  results.push_back(tensorOf(adaptor.getOperand()).clone(IntegerType::get(ctx, 1)));
+  return success();
+}
+
+OpFoldResult IsFiniteOp::fold(FoldAdaptor adaptor) {
+  auto attr = dyn_cast_or_null<DenseFPElementsAttr>(adaptor.getOperand());
+  auto type = dyn_cast<RankedTensorType>(getType());
+  if (!attr || !type)
+    return {};
+  if (attr.isSplat())
+    return DenseElementsAttr::get(type, attr.getSplatValue<APFloat>().isFinite());
+  if (type.getNumElements() > kMaxFoldElements)
+    return {};
+  SmallVector<bool> values;
+  for (APFloat v : attr.getValues<APFloat>())
+    values.push_back(v.isFinite());
+  return DenseElementsAttr::get(type, values);
+}
 
 //===----------------------------------------------------------------------===//
 // Binary ops
@@ -553,6 +590,12 @@ DLVM_BINARY_INFER(FloorDivOp)
 DLVM_BINARY_INFER(TruncDivOp)
 DLVM_BINARY_INFER(AndOp)
 DLVM_BINARY_INFER(OrOp)
+DLVM_BINARY_INFER(RemOp)
+DLVM_BINARY_INFER(Atan2Op)
+DLVM_BINARY_INFER(XorOp)
+DLVM_BINARY_INFER(ShiftLeftOp)
+DLVM_BINARY_INFER(ShiftRightArithmeticOp)
+DLVM_BINARY_INFER(ShiftRightLogicalOp)
 #undef DLVM_BINARY_INFER
 
 /// Returns `v` if it already has the result's type (so no broadcast is lost).
@@ -619,6 +662,52 @@ OpFoldResult ModOp::fold(FoldAdaptor adaptor) {
   return foldBinaryInt(adaptor.getLhs(), adaptor.getRhs(), getType(),
                        [](const APInt &x, const APInt &y) -> std::optional<APInt> {
                          return xlaMod(x, y);
+                       });
+}
+/// Truncated remainder (the sign of x) as XLA's rem: x rem 0 is x, MIN rem
+/// -1 is 0, so x == trunc_div(x, y) * y + rem(x, y) wherever y != 0.
+static APInt xlaRem(const APInt &x, const APInt &y) {
+  if (y.isZero())
+    return x;
+  if (y.isAllOnes())
+    return APInt::getZero(x.getBitWidth());
+  return x.srem(y);
+}
+OpFoldResult RemOp::fold(FoldAdaptor adaptor) {
+  return foldBinary(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                    [](double x, double y) { return std::fmod(x, y); },
+                    [](const APInt &x, const APInt &y) -> std::optional<APInt> {
+                      return xlaRem(x, y);
+                    });
+}
+OpFoldResult Atan2Op::fold(FoldAdaptor adaptor) {
+  return foldBinaryFloat(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                         [](double x, double y) { return std::atan2(x, y); });
+}
+OpFoldResult XorOp::fold(FoldAdaptor adaptor) {
+  return foldBinaryInt(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                       [](const APInt &x, const APInt &y) -> std::optional<APInt> { return x ^ y; });
+}
+/// Shifts by an unsigned amount; `width` or more shifts every bit out (XLA).
+OpFoldResult ShiftLeftOp::fold(FoldAdaptor adaptor) {
+  return foldBinaryInt(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                       [](const APInt &x, const APInt &y) -> std::optional<APInt> {
+                         unsigned w = x.getBitWidth();
+                         return y.uge(w) ? APInt::getZero(w) : x.shl(y);
+                       });
+}
+OpFoldResult ShiftRightLogicalOp::fold(FoldAdaptor adaptor) {
+  return foldBinaryInt(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                       [](const APInt &x, const APInt &y) -> std::optional<APInt> {
+                         unsigned w = x.getBitWidth();
+                         return y.uge(w) ? APInt::getZero(w) : x.lshr(y);
+                       });
+}
+OpFoldResult ShiftRightArithmeticOp::fold(FoldAdaptor adaptor) {
+  return foldBinaryInt(adaptor.getLhs(), adaptor.getRhs(), getType(),
+                       [](const APInt &x, const APInt &y) -> std::optional<APInt> {
+                         unsigned w = x.getBitWidth();
+                         return y.uge(w) ? x.ashr(w - 1) : x.ashr(y);
                        });
 }
 OpFoldResult PowOp::fold(FoldAdaptor adaptor) {
@@ -720,6 +809,32 @@ LogicalResult SelectOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
     return failure();
   return inferBroadcast(loc, {adaptor.getMask(), adaptor.getOnTrue(), adaptor.getOnFalse()},
                         tensorOf(adaptor.getOnTrue()).getElementType(), results);
+}
+
+LogicalResult ClampOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                        Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  if (failed(checkTensorOperands(loc, adaptor.getOperands())))
+    return failure();
+  return inferBroadcast(loc, {adaptor.getMin(), adaptor.getOperand(), adaptor.getMax()},
+                        tensorOf(adaptor.getOperand()).getElementType(), results);
+}
+
+/// Splat bounds and a splat operand fold to min(max(x, lo), hi) (NaN
+/// propagating for floats, signed or boolean order for integers).
+OpFoldResult ClampOp::fold(FoldAdaptor adaptor) {
+  auto lo = dyn_cast_or_null<DenseElementsAttr>(adaptor.getMin());
+  auto x = dyn_cast_or_null<DenseElementsAttr>(adaptor.getOperand());
+  auto hi = dyn_cast_or_null<DenseElementsAttr>(adaptor.getMax());
+  auto type = dyn_cast<RankedTensorType>(getType());
+  if (!lo || !x || !hi || !type || !lo.isSplat() || !x.isSplat() || !hi.isSplat())
+    return {};
+  if (isa<FloatType>(type.getElementType()))
+    return DenseElementsAttr::get(
+        type, llvm::minimum(llvm::maximum(x.getSplatValue<APFloat>(), lo.getSplatValue<APFloat>()),
+                            hi.getSplatValue<APFloat>()));
+  APInt v = x.getSplatValue<APInt>(), l = lo.getSplatValue<APInt>(), h = hi.getSplatValue<APInt>();
+  v = lessThan(v, l) ? l : v;
+  return DenseElementsAttr::get(type, lessThan(h, v) ? h : v);
 }
 
 OpFoldResult SelectOp::fold(FoldAdaptor adaptor) {

@@ -56,8 +56,10 @@ UNARY_FLOAT = [
     "neg", "exp", "log", "tanh", "sigmoid", "relu", "sqrt", "rsqrt", "square", "sign", "abs",
     "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "floor", "ceil", "round",
     "rint", "erf", "erfc", "lgamma", "digamma", "log1p", "expm1",
+    "asinh", "acosh", "atanh", "exp2", "log2", "log10", "cbrt",
 ]
-BINARY = ["add", "sub", "mul", "div", "pow", "min", "max", "mod", "floor_div", "trunc_div"]
+BINARY = ["add", "sub", "mul", "div", "pow", "min", "max", "mod", "floor_div", "trunc_div", "rem", "atan2"]
+INT_BINARY = ["and", "or", "xor", "shift_left", "shift_right_arithmetic", "shift_right_logical", "rem_i32"]
 
 
 def _fn(name: str, params: list[str], result: str, body: str) -> str:
@@ -73,10 +75,14 @@ def op_cases() -> dict[str, str]:
     cases["neg_f64"] = _fn("neg_f64", ["tensor<5x3xf64>"], "tensor<5x3xf64>", "  %r = dlvm.neg %a0 : tensor<5x3xf64>")
     cases["exp_f16"] = _fn("exp_f16", ["tensor<64xf16>"], "tensor<64xf16>", "  %r = dlvm.exp %a0 : tensor<64xf16>")
     cases["not"] = _fn("not", [I], I, f"  %r = dlvm.not %a0 : {I}")
+    cases["popcount"] = _fn("popcount", [I], I, f"  %r = dlvm.popcount %a0 : {I}")
+    cases["is_finite"] = _fn("is_finite", [F], "tensor<37x70xi1>", f"  %r = dlvm.is_finite %a0 : {F}")
     for op in BINARY:
         cases[op] = _fn(op, [F, ROW], F, f"  %r = dlvm.{op} %a0, %a1 : {F}, {ROW}")
-    for op in ("and", "or"):
-        cases[op] = _fn(op, [I, I], I, f"  %r = dlvm.{op} %a0, %a1 : {I}, {I}")
+    for op in INT_BINARY:
+        cases[op] = _fn(op, [I, I], I, f"  %r = dlvm.{op.removesuffix('_i32')} %a0, %a1 : {I}, {I}")
+    cases["clamp"] = _fn("clamp", ["tensor<f32>", F, "tensor<f32>"], F,
+                         f"  %r = dlvm.clamp %a0, %a1, %a2 : tensor<f32>, {F}, tensor<f32>")
     cases["cmp_select"] = _fn("cmp_select", [F, ROW], F, f"""  %m = dlvm.cmp lt, %a0, %a1 : {F}, {ROW}
   %r = dlvm.select %m, %a0, %a1 : tensor<37x70xi1>, {F}, {ROW}""")
     cases["dot"] = _fn("dot", ["tensor<37x50xf32>", "tensor<50x70xf32>"], F,
@@ -139,8 +145,9 @@ def op_cases() -> dict[str, str]:
 
 OPS = op_cases()
 GROUPS = {
-    "unary": [k for k in OPS if k in UNARY_FLOAT or k in ("neg_f64", "exp_f16", "not")],
-    "binary": [k for k in OPS if k in BINARY or k in ("and", "or", "cmp_select", "cast", "bitcast", "constant")],
+    "unary": [k for k in OPS if k in UNARY_FLOAT or k in ("neg_f64", "exp_f16", "not", "popcount", "is_finite")],
+    "binary": [k for k in OPS if k in BINARY or k in INT_BINARY
+               or k in ("cmp_select", "cast", "bitcast", "constant", "clamp")],
     "linalg": [k for k in OPS if k.startswith("dot")] + ["transpose", "reverse", "concatenate", "slice", "reshape",
                                                           "pad_shape", "squeeze_shape", "broadcast_to", "random"],
     "reduce": ["reduce_rows", "reduce_cols", "reduce_all", "scan", "reduce_window", "softmax", "log_softmax",

@@ -150,12 +150,19 @@ UNARY_FLOAT = {
     "digamma": (uniform(0.1, 8), _digamma),
     "log1p": (uniform(-0.9, 5), np.log1p),
     "expm1": (uniform(-3, 3), np.expm1),
+    "asinh": (normal(3), np.arcsinh),
+    "acosh": (uniform(1.05, 10), np.arccosh),
+    "atanh": (uniform(-0.95, 0.95), np.arctanh),
+    "exp2": (uniform(-8, 8), np.exp2),
+    "log2": (uniform(0.01, 10), np.log2),
+    "log10": (uniform(0.01, 10), np.log10),
+    "cbrt": (away_from_zero(0.05, 8), np.cbrt),
 }
 
 #: absolute error allowed around zeros of the result (relative to 1): functions
 #: whose zero is not at x = 0 lose relative accuracy there in every libm
 UNARY_ATOL = {"f32": 2.0**-24, "f64": 2.0**-52, "f16": 2.0**-11, "bf16": 2.0**-8}
-ZERO_CROSSING = {"sin", "cos", "tan", "log", "lgamma", "digamma", "acos", "erfc", "cosh"}
+ZERO_CROSSING = {"sin", "cos", "tan", "log", "lgamma", "digamma", "acos", "erfc", "cosh", "log2", "log10", "acosh"}
 
 
 def _int_sign(x):
@@ -169,6 +176,8 @@ UNARY_INT = {
     "sign": lambda x: _int_sign(x) if x.dtype != np.bool_ else x,
     "abs": lambda x: np.abs(x.astype(np.int64)).astype(x.dtype) if x.dtype != np.bool_ else x,
     "not": lambda x: ~x,
+    "popcount": lambda x: x if x.dtype == np.bool_ else np.bitwise_count(
+        x.view(np.dtype(f"u{x.dtype.itemsize}"))).astype(x.dtype),
 }
 
 # --------------------------------------------------------------------------
@@ -308,7 +317,7 @@ def unary_cases() -> list[Case]:
 
 
 SIGNED_ZERO = {"neg", "abs", "sqrt", "floor", "ceil", "round", "rint", "sin", "tan", "asin", "atan", "sinh", "tanh",
-               "erf", "expm1", "log1p", "square"}
+               "erf", "expm1", "log1p", "square", "asinh", "atanh", "cbrt"}
 
 
 # ----- binary ---------------------------------------------------------------
@@ -349,6 +358,8 @@ def _float_binary(dtype):
         "mod": ((normal(5), away_from_zero(0.5, 3)), _fmod_floored),
         "floor_div": ((normal(5), away_from_zero(0.5, 3)), _native(lambda x, y: np.floor(x / y), dtype)),
         "trunc_div": ((normal(5), away_from_zero(0.5, 3)), _native(lambda x, y: np.trunc(x / y), dtype)),
+        "rem": ((normal(5), away_from_zero(0.5, 3)), np.fmod),
+        "atan2": ((normal(), normal()), np.arctan2),
     }
 
 
@@ -372,6 +383,34 @@ def _mod_int(x, y):
     return np.mod(x.astype(np.int64), y.astype(np.int64)).astype(np.result_type(x, y))
 
 
+def _rem_int(x, y):
+    return np.fmod(x.astype(np.int64), y.astype(np.int64)).astype(np.result_type(x, y))
+
+
+def _shift(kind):
+    """XLA's shifts of x by y read as unsigned: the bit width or more shifts every bit out."""
+
+    def ref(x, y):
+        dtype = np.result_type(x, y)
+        width = 8 * dtype.itemsize
+        unsigned = np.dtype(f"u{dtype.itemsize}")
+        xs, ys = np.broadcast_arrays(x.astype(dtype), y.astype(dtype))
+        amount = ys.astype(unsigned).astype(object).ravel()
+        out = []
+        for a, n in zip(xs.astype(object).ravel(), amount):
+            bits = int(a) % (1 << width)
+            if kind == "left":
+                v = 0 if n >= width else (bits << n) % (1 << width)
+            elif kind == "right_logical":
+                v = 0 if n >= width else bits >> n
+            else:
+                v = (int(a) >> min(n, width - 1)) % (1 << width)
+            out.append(v)
+        return np.array(out, dtype=np.uint64).astype(unsigned).view(dtype).reshape(xs.shape)
+
+    return ref
+
+
 def _wrap(fn):
     def ref(x, y):
         out_type = np.result_type(x, y)
@@ -393,6 +432,11 @@ INT_BINARY = {
     "max": ((ints(-1000, 1000), ints(-1000, 1000)), np.maximum),
     "and": ((ints(-(2**40), 2**40), ints(-(2**40), 2**40)), np.bitwise_and),
     "or": ((ints(-(2**40), 2**40), ints(-(2**40), 2**40)), np.bitwise_or),
+    "xor": ((ints(-(2**40), 2**40), ints(-(2**40), 2**40)), np.bitwise_xor),
+    "rem": ((ints(-1000, 1000), ints(-20, 20, nonzero=True)), _rem_int),
+    "shift_left": ((ints(-1000, 1000), ints(0, 70)), _shift("left")),
+    "shift_right_logical": ((ints(-1000, 1000), ints(0, 70)), _shift("right_logical")),
+    "shift_right_arithmetic": ((ints(-1000, 1000), ints(0, 70)), _shift("right_arithmetic")),
 }
 
 BOOL_BINARY = {
@@ -403,6 +447,11 @@ BOOL_BINARY = {
     "mul": np.logical_and,
     "min": np.logical_and,  # false < true
     "max": np.logical_or,
+    "xor": np.logical_xor,
+    "rem": lambda x, y: x & ~y,
+    "shift_left": lambda x, y: x & ~y,
+    "shift_right_logical": lambda x, y: x & ~y,
+    "shift_right_arithmetic": lambda x, y: x | np.zeros_like(y),  # the sign fills
 }
 
 
@@ -485,10 +534,13 @@ def binary_cases() -> list[Case]:
         for op in ("add", "sub", "mul", "min", "max"):
             cases.append(binary_case(op, dtype, (n,), (n,), (tiled_exact(lhs_v), tiled_exact(rhs_v)), INT_BINARY[op][1],
                                      shape="edge", module=f"binary-edge-{dtype}"))
-        for op in ("div", "trunc_div", "floor_div", "mod"):
+        for op in ("div", "trunc_div", "floor_div", "mod", "rem"):
             cases.append(binary_case(op, dtype, (n,), (n,), (tiled_exact(lhs_v), tiled_exact(rhs_v)),
                                      _int_division_xla(op), shape="edge", module=f"binary-edge-{dtype}",
                                      known="13.7 (integer division by zero)"))
+        for op in ("shift_left", "shift_right_logical", "shift_right_arithmetic"):
+            cases.append(binary_case(op, dtype, (n,), (n,), (tiled_exact(lhs_v), tiled_exact(rhs_v)),
+                                     INT_BINARY[op][1], shape="edge", module=f"binary-edge-{dtype}"))
     # float edge values: NaN propagation of min/max, signed zeros, infinities
     for dtype in ("f32", "f64"):
         edges = special_floats(dtype)
@@ -496,7 +548,7 @@ def binary_cases() -> list[Case]:
         rhs_v = np.tile(edges, edges.size)
         n = lhs_v.size
         table = _float_binary(dtype)
-        for op in ("add", "sub", "mul", "div", "min", "max", "pow", "mod", "floor_div", "trunc_div"):
+        for op in ("add", "sub", "mul", "div", "min", "max", "pow", "mod", "floor_div", "trunc_div", "rem", "atan2"):
             cases.append(binary_case(op, dtype, (n,), (n,), (tiled_exact(lhs_v), tiled_exact(rhs_v)),
                                      _errstate(table[op][1]), shape="special", module=f"binary-special-{dtype}"))
     return cases
@@ -519,9 +571,10 @@ def _int_division_xla(op):
             with np.errstate(all="ignore"):
                 r = np.where(y64 == 0, -1, np.floor_divide(x64, safe))
         else:
+            remainder = np.mod if op == "mod" else np.fmod
             with np.errstate(all="ignore"):
-                r = np.where(y64 == 0, x64, np.mod(x64, safe))
-        r = np.where((x64 == info.min) & (y64 == -1), info.min if op != "mod" else 0, r)
+                r = np.where(y64 == 0, x64, remainder(x64, safe))
+        r = np.where((x64 == info.min) & (y64 == -1), info.min if op not in ("mod", "rem") else 0, r)
         return r.astype(out_type)
 
     return ref
@@ -588,6 +641,52 @@ def select_cases() -> list[Case]:
             spec = "fwd vjp jvp fd" if index < 2 else "fwd"
             cases.append(Case("select", dtype, args, body, out, dtype, lambda m_, a_, b_: np.where(m_, a_, b_),
                               family="select", modes=modes(spec, dtype, [m, a, b]), rtol=0.0))
+    return cases
+
+
+def clamp_cases() -> list[Case]:
+    """clamp(lo, x, hi): bounds of rank 0 (XLA's usual form) and broadcast ones."""
+    cases = []
+    layouts = {
+        "f32": [((), (33, 65), ()), ((1, 65), (33, 65), (33, 1)), ((), (131073,), ())],
+        "f64": [((), (33,), ()), ((7,), (7,), (7,))],
+        "i32": [((), (33, 65), ())],
+        "i8": [((7,), (7,), ())],
+        "i1": [((), (33,), ())],
+    }
+    for dtype, triples in layouts.items():
+        for index, (lo, x, hi) in enumerate(triples):
+            out = _broadcast(lo, x, hi)
+            if dtype == "i1":
+                samplers = (bools(0.2), bools(), bools(0.8))
+            elif dtype in FLOATS:
+                samplers = (uniform(-1.5, -0.5), distinct(0.9), uniform(0.5, 1.5))
+            else:
+                samplers = (ints(-60, -20), ints(-100, 100), ints(20, 60))
+            args = [Arg(shape, dtype, sample) for shape, sample in zip((lo, x, hi), samplers)]
+            body = f"%r = dlvm.clamp %a0, %a1, %a2 : {ttype(lo, dtype)}, {ttype(x, dtype)}, {ttype(hi, dtype)}"
+            spec = "fwd vjp jvp fd" if index < 2 and dtype in FLOATS else "fwd"
+            cases.append(Case("clamp", dtype, args, body, out, dtype, lambda l, v, h: np.minimum(np.maximum(v, l), h),
+                              family="clamp", modes=modes(spec, dtype, [lo, x, hi]), rtol=0.0))
+    edges = special_floats("f32")
+    grid = [np.repeat(edges, edges.size * edges.size), np.tile(np.repeat(edges, edges.size), edges.size),
+            np.tile(edges, edges.size * edges.size)]
+    n = grid[0].size
+    args = [Arg((n,), "f32", tiled_exact(values)) for values in grid]
+    body = f"%r = dlvm.clamp %a0, %a1, %a2 : {ttype((n,), 'f32')}, {ttype((n,), 'f32')}, {ttype((n,), 'f32')}"
+    ieee = lambda l, v, h: np.where(np.isnan(l) | np.isnan(v) | np.isnan(h), np.nan,  # noqa: E731
+                                    np.minimum(np.maximum(v, l), h))
+    cases.append(Case("clamp", "f32", args, body, (n,), "f32", ieee, family="clamp", shape="special", rtol=0.0))
+    return cases
+
+
+def is_finite_cases() -> list[Case]:
+    cases = []
+    for dtype, shape in (("f32", (33, 65)), ("f64", (7,)), ("f16", (33,)), ("f32", (131073,))):
+        values = special_floats(dtype if dtype != "f16" else "f16")
+        body = f"%r = dlvm.is_finite %a0 : {ttype(shape, dtype)}"
+        cases.append(Case("is_finite", dtype, [Arg(shape, dtype, tiled(values))], body, shape, "i1", np.isfinite,
+                          family="is_finite", rtol=0.0))
     return cases
 
 
@@ -1447,7 +1546,7 @@ def random_cases() -> list[Case]:
 # registry and tests
 # --------------------------------------------------------------------------
 
-BUILDERS = [unary_cases, binary_cases, cmp_cases, select_cases, dot_cases, shape_cases, reduce_cases, scan_cases,
+BUILDERS = [unary_cases, binary_cases, cmp_cases, select_cases, clamp_cases, is_finite_cases, dot_cases, shape_cases, reduce_cases, scan_cases,
             window_cases, softmax_cases, conv_cases, cast_cases, bitcast_cases, random_cases]
 
 

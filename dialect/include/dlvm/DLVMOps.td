@@ -89,6 +89,37 @@ def DLVM_Log1pOp : DLVM_UnaryOp<"log1p", DLVM_FloatTensor, "ln(1 + x)">;
 def DLVM_Expm1Op : DLVM_UnaryOp<"expm1", DLVM_FloatTensor, "e^x - 1">;
 def DLVM_NotOp : DLVM_UnaryOp<"not", DLVM_IntTensor,
                               "bitwise not (logical not on i1)">;
+def DLVM_AsinhOp : DLVM_UnaryOp<"asinh", DLVM_FloatTensor, "asinh(x)">;
+def DLVM_AcoshOp : DLVM_UnaryOp<"acosh", DLVM_FloatTensor, "acosh(x)", [],
+    "NaN for x < 1.">;
+def DLVM_AtanhOp : DLVM_UnaryOp<"atanh", DLVM_FloatTensor, "atanh(x)", [],
+    "+-inf at +-1, NaN for |x| > 1.">;
+def DLVM_Exp2Op : DLVM_UnaryOp<"exp2", DLVM_FloatTensor, "2^x">;
+def DLVM_Log2Op : DLVM_UnaryOp<"log2", DLVM_FloatTensor, "log2(x)">;
+def DLVM_Log10Op : DLVM_UnaryOp<"log10", DLVM_FloatTensor, "log10(x)">;
+def DLVM_CbrtOp : DLVM_UnaryOp<"cbrt", DLVM_FloatTensor, "x^(1/3)", [],
+    "Defined for negative x (cbrt(-8) = -2). Derivative: infinite at 0.">;
+def DLVM_PopcountOp : DLVM_UnaryOp<"popcount", DLVM_IntTensor,
+    "the number of set bits of x", [],
+    "The result has the operand's type (on `i1`: the identity).">;
+
+def DLVM_IsFiniteOp : DLVM_Op<"is_finite", [Pure, Elementwise,
+    InferTypeOpAdaptor]> {
+  let summary = "elementwise test: neither infinite nor NaN";
+  let description = [{
+    True where the element is a finite number, false where it is +-inf or
+    NaN. The result is an `i1` tensor of the operand's shape. Not
+    differentiable (its derivative is 0).
+
+    ```mlir
+    %ok = dlvm.is_finite %x : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins DLVM_FloatTensor:$operand);
+  let results = (outs DLVM_BoolTensor:$result);
+  let assemblyFormat = "$operand attr-dict `:` type($operand)";
+  let hasFolder = 1;
+}
 
 //===----------------------------------------------------------------------===//
 // Elementwise binary ops with DLVM broadcasting
@@ -146,8 +177,51 @@ def DLVM_FloorDivOp : DLVM_BinaryOp<"floor_div", DLVM_Tensor, "floor(x / y)", []
 def DLVM_TruncDivOp : DLVM_BinaryOp<"trunc_div", DLVM_Tensor, "trunc(x / y)", [],
     !strconcat("Floats: the IEEE quotient, then rounded. Integers: as `div`. ",
                DLVM_IntDivNotes)>;
+def DLVM_RemOp : DLVM_BinaryOp<"rem", DLVM_Tensor,
+    "x rem y (truncated: the result has the sign of x, as C's % and fmod)", [],
+    "Floats: `fmod(x, y)` (NaN for y = 0). Integers: x rem 0 is x and "
+    # "MIN rem -1 is 0 (XLA's rem), so `trunc_div(x, y) * y + rem(x, y) == x` "
+    # "wherever y is not 0. On `i1`: `x and not y`. Derivative: 1 for x, "
+    # "`-trunc(x / y)` for y.">;
+def DLVM_Atan2Op : DLVM_BinaryOp<"atan2", DLVM_FloatTensor,
+    "atan2(x, y) (the angle of the point (y, x), in [-pi, pi])", [],
+    "As C's `atan2(x, y)`: signed zeros and infinities pick the quadrant.">;
 def DLVM_AndOp : DLVM_BinaryOp<"and", DLVM_IntTensor, "x & y", [Commutative]>;
 def DLVM_OrOp : DLVM_BinaryOp<"or", DLVM_IntTensor, "x | y", [Commutative]>;
+def DLVM_XorOp : DLVM_BinaryOp<"xor", DLVM_IntTensor, "x ^ y", [Commutative]>;
+defvar DLVM_ShiftNotes =
+    "The shift amount is read as an unsigned number; an amount of the bit "
+    # "width or more shifts every bit out (as XLA): ";
+def DLVM_ShiftLeftOp : DLVM_BinaryOp<"shift_left", DLVM_IntTensor, "x << y", [],
+    !strconcat(DLVM_ShiftNotes, "the result is 0.")>;
+def DLVM_ShiftRightArithmeticOp : DLVM_BinaryOp<"shift_right_arithmetic",
+    DLVM_IntTensor, "x >> y, filling with the sign bit", [],
+    !strconcat(DLVM_ShiftNotes, "the result is -1 for negative x, else 0.")>;
+def DLVM_ShiftRightLogicalOp : DLVM_BinaryOp<"shift_right_logical",
+    DLVM_IntTensor, "x >> y, filling with zeros", [],
+    !strconcat(DLVM_ShiftNotes, "the result is 0.")>;
+
+def DLVM_ClampOp : DLVM_Op<"clamp", [Pure,
+    AllElementTypesMatch<["min", "operand", "max", "result"]>,
+    InferTypeOpAdaptor]> {
+  let summary = "elementwise min(max(x, lo), hi), with broadcasting";
+  let description = [{
+    `clamp %lo, %x, %hi` computes `min(max(x, lo), hi)` elementwise after
+    broadcasting the three operands to a common shape (as XLA's clamp; the
+    bounds are usually rank 0). Floats: NaN in any operand gives NaN.
+    Derivative (as JAX): `x` gets the adjoint where `lo < x < hi`, `lo`
+    where `x < lo` (and `lo < hi`), `hi` where `hi < x`.
+
+    ```mlir
+    %y = dlvm.clamp %lo, %x, %hi : tensor<f32>, tensor<4x8xf32>, tensor<f32>
+    ```
+  }];
+  let arguments = (ins DLVM_Tensor:$min, DLVM_Tensor:$operand, DLVM_Tensor:$max);
+  let results = (outs DLVM_Tensor:$result);
+  let assemblyFormat = "$min `,` $operand `,` $max attr-dict `:` "
+                       "type($min) `,` type($operand) `,` type($max)";
+  let hasFolder = 1;
+}
 
 def DLVM_CmpOp : DLVM_Op<"cmp", [Pure, AllElementTypesMatch<["lhs", "rhs"]>,
     InferTypeOpAdaptor]> {

@@ -87,6 +87,7 @@ from .gpu_schedule import (
     plan_gpu_op,
     render_parallel_plan,
 )
+from .boolmem import widen_bool_memrefs
 from .artifact import CodegenOptions, runtime_library, write_artifact
 from .runtime import ENTRY_PREFIX, ArtifactInfo, CpuExecutable, ExecutionError, FunctionSignature, runtime_library_dir
 from .schedule import run_transform_script
@@ -533,7 +534,13 @@ def merge_kernel_modules(module: ir.Module, name: str = KERNEL_MODULE) -> int:
 
 
 def stage_outline(module: ir.Module, options: GpuOptions) -> None:
-    """One kernel per launch, all in one gpu.module carrying the NVVM target."""
+    """One kernel per launch, all in one gpu.module carrying the NVVM target.
+
+    ``i1`` buffers become bytes first (as on the CPU: the LLVM lowering
+    asserts on sub-byte stores, and numpy stores a bool per byte), after the
+    linalg ops left in the launches became loops."""
+    _run_passes(module, "func.func(convert-linalg-to-loops)")
+    widen_bool_memrefs(module)
     with module.context:
         module.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
     _run_passes(module, "gpu-launch-sink-index-computations,gpu-kernel-outlining")

@@ -122,9 +122,58 @@ _UNARY = {
     "dlvm.log1p": np.log1p,
     "dlvm.expm1": np.expm1,
     "dlvm.not": np.invert,
+    "dlvm.asinh": np.arcsinh,
+    "dlvm.acosh": np.arccosh,
+    "dlvm.atanh": np.arctanh,
+    "dlvm.exp2": np.exp2,
+    "dlvm.log2": np.log2,
+    "dlvm.log10": np.log10,
+    "dlvm.cbrt": np.cbrt,
+    "dlvm.is_finite": np.isfinite,
 }
 for _name, _fn in _UNARY.items():
     op(_name)(_float_unary(_fn))
+
+
+def _unsigned(x):
+    """The bits of integer ``x`` as the unsigned type of its width."""
+    return x.view(np.dtype(f"u{x.dtype.itemsize}"))
+
+
+@op("dlvm.popcount")
+def _popcount(frame, node, args):
+    x = args[0]
+    if x.dtype == np.bool_:
+        return x
+    return np.bitwise_count(_unsigned(x)).astype(x.dtype)
+
+
+def _shift(kind):
+    """XLA's shifts: the amount is unsigned; the bit width or more shifts every bit out."""
+
+    def handler(frame, node, args):
+        x, y = np.broadcast_arrays(*args)
+        if x.dtype == np.bool_:  # one bit: a shift by false keeps x; by true: 0, or x's sign fill
+            return x if kind == "right_arithmetic" else x & ~y
+        width = 8 * x.dtype.itemsize
+        amount = _unsigned(np.array(y)).astype(np.uint64)
+        inside = amount < width
+        safe = np.where(inside, amount, 0).astype(np.uint64)
+        if kind == "left":
+            out = (_unsigned(np.array(x)).astype(np.uint64) << safe) & np.uint64((1 << width) - 1)
+            shifted = out.astype(np.dtype(f"u{x.dtype.itemsize}")).view(x.dtype)
+            return np.where(inside, shifted, 0).astype(x.dtype)
+        if kind == "right_logical":
+            shifted = (_unsigned(np.array(x)).astype(np.uint64) >> safe)
+            shifted = shifted.astype(np.dtype(f"u{x.dtype.itemsize}")).view(x.dtype)
+            return np.where(inside, shifted, 0).astype(x.dtype)
+        return np.where(inside, x >> safe.astype(x.dtype), x >> (width - 1)).astype(x.dtype)
+
+    return handler
+
+
+for _kind in ("left", "right_logical", "right_arithmetic"):
+    op(f"dlvm.shift_{_kind}")(_shift(_kind))
 
 for _name, _fn in {
     "dlvm.erf": special.erf,
@@ -187,6 +236,14 @@ def xla_mod(x, y):
     return np.where(zero, x, np.where(minus_one, 0, r)).astype(r.dtype)
 
 
+def xla_rem(x, y):
+    """dlvm's truncated integer remainder (XLA's rem): x rem 0 = x, x rem -1 = 0."""
+    x, y = np.asarray(x), np.asarray(y)
+    zero, minus_one = y == 0, y == -1
+    r = np.fmod(x, np.where(zero | minus_one, 1, y).astype(y.dtype))
+    return np.where(zero, x, np.where(minus_one, 0, r)).astype(r.dtype)
+
+
 def _float_floor_div(x, y):
     return np.floor(x / y)
 
@@ -221,6 +278,9 @@ _BINARY = {
     "dlvm.trunc_div": (_float_trunc_div, xla_div),
     "dlvm.and": (_int_only("and"), np.bitwise_and),
     "dlvm.or": (_int_only("or"), np.bitwise_or),
+    "dlvm.xor": (_int_only("xor"), np.bitwise_xor),
+    "dlvm.rem": (np.fmod, xla_rem),
+    "dlvm.atan2": (np.arctan2, _float_only("atan2")),
 }
 
 
@@ -269,6 +329,14 @@ for _name, (_f, _i) in _BINARY.items():
     op(_name)(_binary(_f, _i))
 for _name, (_f, _i) in _ORDERING.items():
     op(_name)(_binary(_f, _i, ordering=True))
+
+
+@op("dlvm.clamp")
+def _clamp(frame, node, args):
+    low, x, high = args
+    if x.dtype.kind == "f":
+        return ieee_minimum(ieee_maximum(x, low), high)
+    return np.minimum(np.maximum(x, low), high)  # booleans: false < true; integers signed
 
 
 @op("dlvm.cmp")

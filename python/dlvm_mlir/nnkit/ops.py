@@ -35,6 +35,7 @@ __all__ = [
     "UNARY",
     "bitcast",
     "broadcast_to",
+    "clip",
     "cast",
     "concatenate",
     "constant",
@@ -207,6 +208,15 @@ UNARY: dict[str, tuple[Callable[..., ir.Value], str]] = {
     "log1p": (dlvm.log1p, "ln(1 + x)"),
     "expm1": (dlvm.expm1, "e^x - 1"),
     "logical_not": (dlvm.not_, "not x (bitwise on integers)"),
+    "arcsinh": (dlvm.asinh, "asinh(x)"),
+    "arccosh": (dlvm.acosh, "acosh(x)"),
+    "arctanh": (dlvm.atanh, "atanh(x)"),
+    "exp2": (dlvm.exp2, "2^x"),
+    "log2": (dlvm.log2, "log2(x)"),
+    "log10": (dlvm.log10, "log10(x)"),
+    "cbrt": (dlvm.cbrt, "x^(1/3)"),
+    "isfinite": (dlvm.is_finite, "x is neither infinite nor NaN"),
+    "popcount": (dlvm.popcount, "the number of set bits of x"),
 }
 """Python name -> (dlvm op builder, formula)."""
 
@@ -223,6 +233,12 @@ BINARY: dict[str, tuple[Callable[..., ir.Value], str]] = {
     "trunc_div": (dlvm.trunc_div, "trunc(x / y)"),
     "logical_and": (dlvm.and_, "x & y"),
     "logical_or": (dlvm.or_, "x | y"),
+    "logical_xor": (dlvm.xor, "x ^ y"),
+    "remainder": (dlvm.rem, "x rem y (the sign of x, as C's fmod)"),
+    "arctan2": (dlvm.atan2, "atan2(x, y)"),
+    "left_shift": (dlvm.shift_left, "x << y"),
+    "right_shift": (dlvm.shift_right_arithmetic, "x >> y (the sign bit fills)"),
+    "right_shift_logical": (dlvm.shift_right_logical, "x >> y (zeros fill)"),
 }
 """Python name -> (dlvm op builder, formula); the operands broadcast (DLVM rules)."""
 
@@ -300,6 +316,13 @@ def _install() -> None:
 
 
 _install()
+
+
+def clip(x: ArrayLike, low: ArrayLike, high: ArrayLike) -> Tensor:
+    """``dlvm.clamp``: ``min(max(x, low), high)``, the bounds broadcast (numpy's ``clip``)."""
+    lo, t, hi = _common("dl.clip", [low, x, high])
+    a, b, c = lo.checked(), t.checked(), hi.checked()
+    return _emit("dl.clip", lambda loc: dlvm.clamp(a, b, c, loc=loc))
 
 
 def where(mask: ArrayLike, on_true: ArrayLike, on_false: ArrayLike) -> Tensor:

@@ -189,6 +189,28 @@ class Tensor:
     def __ror__(self, other: Any) -> Tensor:
         return ops.logical_or(other, self)
 
+    def __xor__(self, other: Any) -> Tensor:
+        return ops.logical_xor(self, other)
+
+    def __rxor__(self, other: Any) -> Tensor:
+        return ops.logical_xor(other, self)
+
+    def __lshift__(self, other: Any) -> Tensor:
+        return ops.left_shift(self, other)
+
+    def __rlshift__(self, other: Any) -> Tensor:
+        return ops.left_shift(other, self)
+
+    def __rshift__(self, other: Any) -> Tensor:
+        return ops.right_shift(self, other)
+
+    def __rrshift__(self, other: Any) -> Tensor:
+        return ops.right_shift(other, self)
+
+    def clip(self, low: Any, high: Any) -> Tensor:
+        """``min(max(self, low), high)`` (numpy's ``ndarray.clip``)."""
+        return ops.clip(self, low, high)
+
     def __lt__(self, other: Any) -> Tensor:
         return ops.less(self, other)
 

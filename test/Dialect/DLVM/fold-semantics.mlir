@@ -169,3 +169,38 @@ func.func @int_unary(%b: tensor<4xi1>) -> (tensor<4xi1>, tensor<4xi1>, tensor<4x
   %6 = dlvm.not %i : tensor<4xi8>
   return %0, %1, %2, %3, %4, %5, %6 : tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi8>, tensor<4xi8>, tensor<4xi8>, tensor<4xi8>
 }
+
+// -----
+
+// rem is truncated (the sign of x) and never traps: x rem 0 is x, MIN rem -1 is 0;
+// shifts read the amount as unsigned and shift everything out at the bit width;
+// popcount counts bits; is_finite and clamp fold on constants.
+// CHECK-LABEL: func.func @xla_ops
+// CHECK-DAG: %[[REM:.*]] = dlvm.constant dense<[-1, 7, 0, 1]> : tensor<4xi8>
+// CHECK-DAG: %[[SHL:.*]] = dlvm.constant dense<[-4, 0, 0, 2]> : tensor<4xi8>
+// CHECK-DAG: %[[SHR:.*]] = dlvm.constant dense<[-1, 0, -1, 0]> : tensor<4xi8>
+// CHECK-DAG: %[[POP:.*]] = dlvm.constant dense<[8, 3, 1, 1]> : tensor<4xi8>
+// CHECK-DAG: %[[FIN:.*]] = dlvm.constant dense<[true, false, false]> : tensor<3xi1>
+// CHECK-DAG: %[[FREM:.*]] = dlvm.constant dense<-1.000000e+00> : tensor<f32>
+// CHECK-DAG: %[[CL:.*]] = dlvm.constant dense<2.000000e+00> : tensor<f32>
+// CHECK: return %[[REM]], %[[SHL]], %[[SHR]], %[[POP]], %[[FIN]], %[[FREM]], %[[CL]]
+func.func @xla_ops() -> (tensor<4xi8>, tensor<4xi8>, tensor<4xi8>, tensor<4xi8>, tensor<3xi1>, tensor<f32>, tensor<f32>) {
+  %x = dlvm.constant dense<[-7, 7, -128, 1]> : tensor<4xi8>
+  %y = dlvm.constant dense<[3, 0, -1, 2]> : tensor<4xi8>
+  %0 = dlvm.rem %x, %y : tensor<4xi8>, tensor<4xi8>
+  %s = dlvm.constant dense<[2, 8, -1, 1]> : tensor<4xi8>
+  %one = dlvm.constant dense<[-1, 7, -128, 1]> : tensor<4xi8>
+  %1 = dlvm.shift_left %one, %s : tensor<4xi8>, tensor<4xi8>
+  %2 = dlvm.shift_right_arithmetic %one, %s : tensor<4xi8>, tensor<4xi8>
+  %3 = dlvm.popcount %one : tensor<4xi8>
+  %f = dlvm.constant dense<[1.0, 0x7F800000, 0x7FC00000]> : tensor<3xf32>
+  %4 = dlvm.is_finite %f : tensor<3xf32>
+  %a = dlvm.constant dense<-7.0> : tensor<f32>
+  %b = dlvm.constant dense<2.0> : tensor<f32>
+  %5 = dlvm.rem %a, %b : tensor<f32>, tensor<f32>
+  %lo = dlvm.constant dense<-1.0> : tensor<f32>
+  %hi = dlvm.constant dense<2.0> : tensor<f32>
+  %c = dlvm.constant dense<3.5> : tensor<f32>
+  %6 = dlvm.clamp %lo, %c, %hi : tensor<f32>, tensor<f32>, tensor<f32>
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<4xi8>, tensor<4xi8>, tensor<4xi8>, tensor<4xi8>, tensor<3xi1>, tensor<f32>, tensor<f32>
+}

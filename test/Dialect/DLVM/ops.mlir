@@ -100,6 +100,26 @@ func.func @binary(%x: tensor<4x8xf32>, %row: tensor<1x8xf32>, %s: tensor<f32>,
   %10 = dlvm.and %b, %b : tensor<4xi1>, tensor<4xi1>
   // CHECK: dlvm.or %{{.*}}, %{{.*}} : tensor<4xi32>, tensor<4xi32>
   %11 = dlvm.or %i, %i : tensor<4xi32>, tensor<4xi32>
+  // CHECK: dlvm.xor %{{.*}}, %{{.*}} : tensor<4xi32>, tensor<4xi32>
+  %x1 = dlvm.xor %i, %i : tensor<4xi32>, tensor<4xi32>
+  // CHECK: dlvm.rem %{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<f32>
+  %x2 = dlvm.rem %x, %s : tensor<4x8xf32>, tensor<f32>
+  // CHECK: dlvm.atan2 %{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<1x8xf32>
+  %x3 = dlvm.atan2 %x, %row : tensor<4x8xf32>, tensor<1x8xf32>
+  // CHECK: dlvm.shift_left
+  %x4 = dlvm.shift_left %i, %i : tensor<4xi32>, tensor<4xi32>
+  // CHECK: dlvm.shift_right_arithmetic
+  %x5 = dlvm.shift_right_arithmetic %i, %i : tensor<4xi32>, tensor<4xi32>
+  // CHECK: dlvm.shift_right_logical
+  %x6 = dlvm.shift_right_logical %i, %i : tensor<4xi32>, tensor<4xi32>
+  // CHECK: dlvm.popcount %{{.*}} : tensor<4xi32>
+  %x7 = dlvm.popcount %i : tensor<4xi32>
+  // CHECK: dlvm.is_finite %{{.*}} : tensor<4x8xf32>
+  %x8 = dlvm.is_finite %x : tensor<4x8xf32>
+  // CHECK: dlvm.clamp %{{.*}}, %{{.*}}, %{{.*}} : tensor<f32>, tensor<4x8xf32>, tensor<f32>
+  %x9 = dlvm.clamp %s, %x, %s : tensor<f32>, tensor<4x8xf32>, tensor<f32>
+  // CHECK: dlvm.cbrt
+  %x10 = dlvm.cbrt %x : tensor<4x8xf32>
   // CHECK: dlvm.cmp lt, %{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<f32>
   %12 = dlvm.cmp lt, %x, %s : tensor<4x8xf32>, tensor<f32>
   // CHECK: dlvm.cmp ne, %{{.*}}, %{{.*}} : tensor<4xi32>, tensor<4xi32>

@@ -601,15 +601,18 @@ Value needsFloorAdjust(OpBuilder &b, Location loc, Value r, Value y) {
                                arith::XOrIOp::create(b, loc, rNeg, yNeg));
 }
 
-enum class DivKind { True, Trunc, Floor, Mod };
+enum class DivKind { True, Trunc, Floor, Mod, Rem };
 
-/// Division family. Floats: x / y, trunc(x / y), floor(x / y), and the floored
-/// remainder fmod(x, y) (+ y when the signs differ). Integers: signed, never
-/// trapping, as XLA (x / 0 == -1, x mod 0 == x, MIN / -1 == MIN,
-/// MIN mod -1 == 0). i1 (one bit, where true is both 1 and -1): x / y is
-/// `x | !y` (x / true == x, x / false == true), x mod y is `x & !y`.
+/// Division family. Floats: x / y, trunc(x / y), floor(x / y), the floored
+/// remainder fmod(x, y) (+ y when the signs differ) and the truncated one
+/// fmod(x, y). Integers: signed, never trapping, as XLA (x / 0 == -1,
+/// x mod 0 == x rem 0 == x, MIN / -1 == MIN, MIN mod -1 == MIN rem -1 == 0).
+/// i1 (one bit, where true is both 1 and -1): x / y is `x | !y` (x / true ==
+/// x, x / false == true), x mod y and x rem y are `x & !y`.
 Value emitDivision(OpBuilder &b, Location loc, DivKind kind, Value x, Value y) {
   if (isFloat(x)) {
+    if (kind == DivKind::Rem)
+      return arith::RemFOp::create(b, loc, x, y);
     if (kind == DivKind::Mod) {
       Value r = arith::RemFOp::create(b, loc, x, y);
       Value adjusted = arith::AddFOp::create(b, loc, r, y);
@@ -625,10 +628,14 @@ Value emitDivision(OpBuilder &b, Location loc, DivKind kind, Value x, Value y) {
   }
   if (isBool(x)) {
     Value notY = arith::XOrIOp::create(b, loc, y, intConst(b, loc, y.getType(), 1));
-    return kind == DivKind::Mod ? Value(arith::AndIOp::create(b, loc, x, notY))
-                                : Value(arith::OrIOp::create(b, loc, x, notY));
+    bool remainder = kind == DivKind::Mod || kind == DivKind::Rem;
+    return remainder ? Value(arith::AndIOp::create(b, loc, x, notY))
+                     : Value(arith::OrIOp::create(b, loc, x, notY));
   }
   auto [safe, isZero] = safeDivisor(b, loc, x, y);
+  if (kind == DivKind::Rem) // MIN rem -1: remsi(MIN, 1) == 0; x rem 0: x.
+    return arith::SelectOp::create(b, loc, isZero, x,
+                                   arith::RemSIOp::create(b, loc, x, safe));
   if (kind == DivKind::Mod) {
     // MIN mod -1: remsi(MIN, 1) == 0; x mod 0: x.
     Value r = arith::RemSIOp::create(b, loc, x, safe);
@@ -909,6 +916,49 @@ Value emitCmp(OpBuilder &b, Location loc, Operation *op, ValueRange a) {
   case CmpPredicate::ne: ip = P::ne; break;
   }
   return arith::CmpIOp::create(b, loc, ip, a[0], a[1]);
+}
+
+/// x << y, x >> y (logical or arithmetic) with y read as unsigned; a shift
+/// by the bit width or more moves every bit out (XLA): 0, or the sign fill.
+enum class ShiftKind { Left, RightLogical, RightArithmetic };
+template <ShiftKind Kind>
+Value emitShift(OpBuilder &b, Location loc, Operation *, ValueRange a) {
+  Value x = a[0], y = a[1];
+  Type t = x.getType();
+  unsigned width = t.getIntOrFloatBitWidth();
+  Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, y,
+                                        intConst(b, loc, t, width));
+  Value shifted, out;
+  switch (Kind) {
+  case ShiftKind::Left:
+    shifted = arith::ShLIOp::create(b, loc, x, y);
+    out = zeroConst(b, loc, t);
+    break;
+  case ShiftKind::RightLogical:
+    shifted = arith::ShRUIOp::create(b, loc, x, y);
+    out = zeroConst(b, loc, t);
+    break;
+  case ShiftKind::RightArithmetic:
+    shifted = arith::ShRSIOp::create(b, loc, x, y);
+    out = arith::ShRSIOp::create(b, loc, x, intConst(b, loc, t, width - 1));
+    break;
+  }
+  return arith::SelectOp::create(b, loc, inRange, shifted, out);
+}
+
+/// |x| < inf: false for +-inf and NaN.
+Value emitIsFinite(OpBuilder &b, Location loc, Operation *, ValueRange a) {
+  Value magnitude = math::AbsFOp::create(b, loc, a[0]);
+  auto type = cast<FloatType>(a[0].getType());
+  Value inf = arith::ConstantOp::create(
+      b, loc, FloatAttr::get(type, APFloat::getInf(type.getFloatSemantics())));
+  return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, magnitude, inf);
+}
+
+/// min(max(x, lo), hi) with the min/max semantics of dlvm.min / dlvm.max.
+Value emitClamp(OpBuilder &b, Location loc, Operation *, ValueRange a) {
+  Value low = combine(b, loc, ReductionKind::max, a[1], a[0]);
+  return combine(b, loc, ReductionKind::min, low, a[2]);
 }
 
 Value emitSelect(OpBuilder &b, Location loc, Operation *, ValueRange a) {
@@ -2001,6 +2051,15 @@ void mlir::dlvm::populateDLVMToLinalgConversionPatterns(
   addElementwise<Log1pOp>(patterns, mathUnary<math::Log1pOp>);
   addElementwise<Expm1Op>(patterns, mathUnary<math::ExpM1Op>);
   addElementwise<NotOp>(patterns, emitNot);
+  addElementwise<AsinhOp>(patterns, mathUnary<math::AsinhOp>);
+  addElementwise<AcoshOp>(patterns, mathUnary<math::AcoshOp>);
+  addElementwise<AtanhOp>(patterns, mathUnary<math::AtanhOp>);
+  addElementwise<Exp2Op>(patterns, mathUnary<math::Exp2Op>);
+  addElementwise<Log2Op>(patterns, mathUnary<math::Log2Op>);
+  addElementwise<Log10Op>(patterns, mathUnary<math::Log10Op>);
+  addElementwise<CbrtOp>(patterns, mathUnary<math::CbrtOp>);
+  addElementwise<PopcountOp>(patterns, mathUnary<math::CtPopOp>);
+  addElementwise<IsFiniteOp>(patterns, emitIsFinite);
   // Binary (broadcasting), comparisons, select, casts.
   addElementwise<AddOp>(patterns, arithBinary<arith::AddFOp, arith::AddIOp>);
   addElementwise<SubOp>(patterns, arithBinary<arith::SubFOp, arith::SubIOp>);
@@ -2014,6 +2073,14 @@ void mlir::dlvm::populateDLVMToLinalgConversionPatterns(
   addElementwise<MaxOp>(patterns, emitMinMax<true>);
   addElementwise<AndOp>(patterns, intBinary<arith::AndIOp>);
   addElementwise<OrOp>(patterns, intBinary<arith::OrIOp>);
+  addElementwise<XorOp>(patterns, intBinary<arith::XOrIOp>);
+  addElementwise<RemOp>(patterns, emitDiv<DivKind::Rem>);
+  addElementwise<Atan2Op>(patterns, floatBinary<math::Atan2Op>);
+  addElementwise<ShiftLeftOp>(patterns, emitShift<ShiftKind::Left>);
+  addElementwise<ShiftRightLogicalOp>(patterns, emitShift<ShiftKind::RightLogical>);
+  addElementwise<ShiftRightArithmeticOp>(patterns,
+                                         emitShift<ShiftKind::RightArithmetic>);
+  addElementwise<ClampOp>(patterns, emitClamp);
   addElementwise<CmpOp>(patterns, emitCmp);
   addElementwise<SelectOp>(patterns, emitSelect);
   addElementwise<CastOp>(patterns, emitCast);

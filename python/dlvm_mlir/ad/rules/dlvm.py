@@ -63,6 +63,12 @@ inactive(
         "dlvm.random",
         "dlvm.constant",
         "dlvm.bitcast",
+        "dlvm.is_finite",
+        "dlvm.popcount",
+        "dlvm.xor",
+        "dlvm.shift_left",
+        "dlvm.shift_right_arithmetic",
+        "dlvm.shift_right_logical",
     ]
 )
 
@@ -98,6 +104,14 @@ elementwise_unary("dlvm.lgamma", lambda x, y, g: mul(g, digamma(x)))
 elementwise_unary("dlvm.digamma", lambda x, y, g: mul(g, trigamma(x)))
 elementwise_unary("dlvm.log1p", lambda x, y, g: div(g, add(x, 1.0)))
 elementwise_unary("dlvm.expm1", lambda x, y, g: mul(g, add(y, 1.0)))
+elementwise_unary("dlvm.asinh", lambda x, y, g: mul(g, rsqrt(add(square(x), 1.0))))
+# (x - 1)(x + 1) rather than x^2 - 1: no cancellation near 1
+elementwise_unary("dlvm.acosh", lambda x, y, g: mul(g, rsqrt(mul(sub(x, 1.0), add(x, 1.0)))))
+elementwise_unary("dlvm.atanh", lambda x, y, g: div(g, mul(sub(1.0, x), add(1.0, x))))
+elementwise_unary("dlvm.exp2", lambda x, y, g: mul(g, mul(y, math.log(2.0))))
+elementwise_unary("dlvm.log2", lambda x, y, g: div(g, mul(x, math.log(2.0))))
+elementwise_unary("dlvm.log10", lambda x, y, g: div(g, mul(x, math.log(10.0))))
+elementwise_unary("dlvm.cbrt", lambda x, y, g: div(g, mul(square(y), 3.0)))  # inf at 0, as JAX
 
 # --------------------------------------------------------------------------
 # Elementwise binary with broadcasting: d(x, y, z, g)
@@ -132,6 +146,45 @@ elementwise_binary(
     lambda x, y, z, g: g,
     lambda x, y, z, g: neg(mul(g, vocab.floor(div(x, y)))),
 )
+
+# Truncated remainder: x rem y = x - trunc(x / y) * y.
+elementwise_binary(
+    "dlvm.rem",
+    lambda x, y, z, g: g,
+    lambda x, y, z, g: neg(mul(g, dlvm.trunc_div(x, y))),
+)
+# atan2(x, y) is the angle of (y, x): d/dx = y / (x^2 + y^2), d/dy = -x / (x^2 + y^2).
+elementwise_binary(
+    "dlvm.atan2",
+    lambda x, y, z, g: div(mul(g, y), add(square(x), square(y))),
+    lambda x, y, z, g: neg(div(mul(g, x), add(square(x), square(y)))),
+)
+
+
+def _clamp_masks(low: ir.Value, x: ir.Value, high: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
+    """Where each operand of clamp(low, x, high) gets the adjoint (JAX's rule):
+    low where low > x and low < high, x where low < x < high, high where high < x."""
+    to_low = dlvm.and_(cmp("gt", low, x), cmp("lt", low, high))
+    to_x = dlvm.and_(cmp("gt", x, low), cmp("lt", x, high))
+    return to_low, to_x, cmp("lt", high, x)
+
+
+@adjoint("dlvm.clamp")
+def _clamp(r) -> None:
+    masks = _clamp_masks(r.x(0), r.x(1), r.x(2))
+    for i, mask in enumerate(masks):
+        if r.wants(i):
+            r.accumulate(i, sum_to(select(mask, r.g, 0.0), r.x(i).type))
+
+
+@tangent("dlvm.clamp")
+def _clamp_tangent(t) -> None:
+    masks = _clamp_masks(t.x(0), t.x(1), t.x(2))
+    shape = vocab.shape(t.y(0))
+    terms = [vocab.broadcast_to(select(mask, t.dx(i), 0.0), shape)
+             for i, mask in enumerate(masks) if t.dx(i) is not None]
+    t.set(0, vocab.add_all(terms))
+
 
 # --------------------------------------------------------------------------
 # select
