@@ -191,6 +191,21 @@ def test_compare_ignores_ill_conditioned_elements():
     assert compare_results("f", compiled, reference, cancel, [x], "tensor<2xf32>", rng) is None
 
 
+def test_compare_bounds_rounding_by_the_interpreters_own_error():
+    """dlvm-fuzz seed 101: a gradient element summed over a cancelling batch, where the
+    compiled float32 value is 8e-4 off the float64 one and the interpreter's worst element
+    1.6e-3 off: other summation orders, not a miscompile. Four times the interpreter's
+    worst error is the limit."""
+    rng = np.random.default_rng(0)
+    exact = np.array([1.3756452, 10.0, -3.0])
+    reference = np.array([1.3754715, 10.0016, -3.0], np.float32)  # worst: 1.6e-3
+    near = np.array([1.3767704, 10.0, -3.0], np.float32)
+    assert compare_results("f", near, reference, lambda a: exact, [exact.astype(np.float32)],
+                           "tensor<3xf32>", rng) is None
+    far = np.array([1.3756452 + 0.01, 10.0, -3.0], np.float32)
+    assert compare_results("f", far, reference, lambda a: exact, [exact.astype(np.float32)], "tensor<3xf32>", rng)
+
+
 def test_compare_ignores_overflow_at_the_edge_of_the_range():
     rng = np.random.default_rng(0)
     compiled = np.array([np.inf, 1.0], np.float32)
