@@ -1064,6 +1064,105 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
   return pushTensor(loc, sizes, t.getElementType(), results);
 }
 
+//===----------------------------------------------------------------------===//
+// dynamic_slice, dynamic_update_slice, iota, argmax, argmin
+//===----------------------------------------------------------------------===//
+
+/// One rank-0 integer tensor per dimension of `t`.
+static LogicalResult checkStartIndices(std::optional<Location> loc, RankedTensorType t,
+                                       ValueRange indices) {
+  if ((int64_t)indices.size() != t.getRank())
+    return emitOptionalError(loc, "expected ", t.getRank(),
+                             " start indices (one per dimension), got ", indices.size());
+  for (auto [i, v] : llvm::enumerate(indices)) {
+    auto index = dyn_cast<RankedTensorType>(v.getType());
+    if (!index || index.getRank() != 0 || !isa<IntegerType>(index.getElementType()))
+      return emitOptionalError(loc, "start index #", i,
+                               " must be a rank-0 integer tensor, got ", v.getType());
+  }
+  return success();
+}
+
+LogicalResult DynamicSliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                               Adaptor adaptor,
+                                               SmallVectorImpl<Type> &results) {
+  if (failed(checkTensorOperands(loc, adaptor.getOperands())))
+    return failure();
+  RankedTensorType t = tensorOf(adaptor.getOperand());
+  if (failed(checkStartIndices(loc, t, adaptor.getStartIndices())))
+    return failure();
+  ArrayRef<int64_t> sizes = adaptor.getSizes();
+  if ((int64_t)sizes.size() != t.getRank())
+    return emitOptionalError(loc, "expected ", t.getRank(), " sizes (one per dimension), got ",
+                             sizes.size());
+  for (auto [d, size] : llvm::enumerate(sizes)) {
+    int64_t n = t.getDimSize(d);
+    if (size < 0 || (!ShapedType::isDynamic(n) && size > n))
+      return emitOptionalError(loc, "dimension ", d, ": size ", size,
+                               " must be between 0 and the operand's size ", n);
+    if (ShapedType::isDynamic(n))
+      return emitOptionalError(loc, "dimension ", d,
+                               " of the operand is dynamic: the window cannot be clamped");
+  }
+  return pushTensor(loc, sizes, t.getElementType(), results);
+}
+
+OpFoldResult DynamicSliceOp::fold(FoldAdaptor) {
+  // the whole operand: every start clamps to 0
+  return getType() == getOperand().getType() ? OpFoldResult(getOperand()) : OpFoldResult();
+}
+
+LogicalResult DynamicUpdateSliceOp::verify() {
+  RankedTensorType t = getOperand().getType(), u = getUpdate().getType();
+  if (failed(checkStartIndices(getLoc(), t, getStartIndices())))
+    return failure();
+  if (u.getRank() != t.getRank())
+    return emitOpError("the update has rank ") << u.getRank() << ", the operand "
+                                               << t.getRank();
+  for (int64_t d = 0; d < t.getRank(); ++d) {
+    if (t.isDynamicDim(d) || u.isDynamicDim(d))
+      return emitOpError("dimension ") << d << " is dynamic: the window cannot be clamped";
+    if (u.getDimSize(d) > t.getDimSize(d))
+      return emitOpError("dimension ") << d << ": the update's size " << u.getDimSize(d)
+                                       << " exceeds the operand's " << t.getDimSize(d);
+  }
+  return success();
+}
+
+OpFoldResult DynamicUpdateSliceOp::fold(FoldAdaptor) {
+  // an update of the whole operand replaces it
+  return getUpdate().getType() == getType() ? OpFoldResult(getUpdate()) : OpFoldResult();
+}
+
+LogicalResult IotaOp::verify() {
+  auto t = cast<RankedTensorType>(getType());
+  if (!t.hasStaticShape())
+    return emitOpError("the result must have a static shape, got ") << t;
+  if (getDim() < 0 || getDim() >= t.getRank())
+    return emitOpError("dim ") << getDim() << " is not a dimension of " << t;
+  return success();
+}
+
+/// The result of argmax/argmin: the operand's shape without `axis`.
+template <typename OpT>
+static LogicalResult verifyArgExtremum(OpT op) {
+  auto t = cast<RankedTensorType>(op.getOperand().getType());
+  auto r = cast<RankedTensorType>(op.getType());
+  int64_t axis = op.getAxis();
+  if (axis < 0 || axis >= t.getRank())
+    return op.emitOpError("axis ") << axis << " is not a dimension of " << t;
+  SmallVector<int64_t> shape(t.getShape());
+  shape.erase(shape.begin() + axis);
+  if (r.getShape() != ArrayRef<int64_t>(shape))
+    return op.emitOpError("expected a result of shape [")
+           << llvm::make_range(shape.begin(), shape.end()) << "], got " << r;
+  if (r.getElementType().isInteger(1))
+    return op.emitOpError("the result must be an integer type wider than i1");
+  return success();
+}
+LogicalResult ArgMaxOp::verify() { return verifyArgExtremum(*this); }
+LogicalResult ArgMinOp::verify() { return verifyArgExtremum(*this); }
+
 OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
   if (getType() == getOperand().getType())
     return getOperand();

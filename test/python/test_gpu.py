@@ -120,6 +120,14 @@ def op_cases() -> dict[str, str]:
         "  %r = dlvm.convolve %a0, %a1 padding [1, 1, 1, 1] : tensor<2x3x9x8xf32>, tensor<4x3x3x3xf32>")
     cases["constant"] = _fn("constant", [F], F, f"""  %c = dlvm.constant dense<[[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0, 20.0, 21.0, 22.0, 23.0, 24.0, 25.0, 26.0, 27.0, 28.0, 29.0, 30.0, 31.0, 32.0, 33.0, 34.0, 35.0, 36.0, 37.0, 38.0, 39.0, 40.0, 41.0, 42.0, 43.0, 44.0, 45.0, 46.0, 47.0, 48.0, 49.0, 50.0, 51.0, 52.0, 53.0, 54.0, 55.0, 56.0, 57.0, 58.0, 59.0, 60.0, 61.0, 62.0, 63.0, 64.0, 65.0, 66.0, 67.0, 68.0, 69.0, 70.0]]> : {ROW}
   %r = dlvm.mul %a0, %c : {F}, {ROW}""")
+    cases["dynamic_slice"] = _fn("dynamic_slice", [F, "tensor<i32>"], "tensor<1x70xf32>",
+                                 f"  %r = dlvm.dynamic_slice %a0 at [%a1, %a1] sizes [1, 70] : {F}, tensor<i32>, tensor<i32>")
+    cases["dynamic_update_slice"] = _fn(
+        "dynamic_update_slice", [F, ROW, "tensor<i32>"], F,
+        f"  %r = dlvm.dynamic_update_slice %a0, %a1 at [%a2, %a2] : {F}, {ROW}, tensor<i32>, tensor<i32>")
+    cases["iota"] = _fn("iota", [], I, f"  %r = dlvm.iota dim 1 : {I}")
+    cases["argmax"] = _fn("argmax", [F], "tensor<37xi32>", f"  %r = dlvm.argmax %a0 axis 1 : {F} -> tensor<37xi32>")
+    cases["argmin"] = _fn("argmin", [F], "tensor<70xi64>", f"  %r = dlvm.argmin %a0 axis 0 : {F} -> tensor<70xi64>")
     cases["cast"] = _fn("cast", [F], I, f"  %r = dlvm.cast %a0 to i32 : {F}")
     cases["bitcast"] = _fn("bitcast", [F], I, f"  %r = dlvm.bitcast %a0 to i32 : {F}")
     cases["random"] = _fn("random", [], F, "  %r = dlvm.random [37, 70] from -1.0 upto 1.0 seed 7 : f32")
@@ -149,9 +157,10 @@ GROUPS = {
     "binary": [k for k in OPS if k in BINARY or k in INT_BINARY
                or k in ("cmp_select", "cast", "bitcast", "constant", "clamp")],
     "linalg": [k for k in OPS if k.startswith("dot")] + ["transpose", "reverse", "concatenate", "slice", "reshape",
-                                                          "pad_shape", "squeeze_shape", "broadcast_to", "random"],
+                                                          "pad_shape", "squeeze_shape", "broadcast_to", "random",
+                                                          "dynamic_slice", "dynamic_update_slice", "iota"],
     "reduce": ["reduce_rows", "reduce_cols", "reduce_all", "scan", "reduce_window", "softmax", "log_softmax",
-               "convolve", "loop", "extract"],
+               "convolve", "loop", "extract", "argmax", "argmin"],
 }
 
 

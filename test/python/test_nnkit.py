@@ -410,20 +410,24 @@ def test_indexing_with_a_staged_value_names_what_is_supported():
     def row_sum(xs):
         return dl.fori_loop(0, 4, lambda i, acc: acc + xs[i], xs[0] * 0.0)
 
-    with pytest.raises(dl.TracingError) as info:
-        row_sum(np.ones((4, 3)))
-    message = str(info.value)
-    assert "Ellipsis" not in message
-    assert "test_nnkit.py:" in message and "acc + xs[i]" in message
-    assert "indexing with a staged value (a tensor of dtype i32 and shape ()" in message
-    assert "Python ints, slices with positive steps" in message and "dl.where or a one-hot dl.dot" in message
+    np.testing.assert_allclose(row_sum(np.arange(12.0).reshape(4, 3)), np.arange(12.0).reshape(4, 3).sum(0))
 
     @dl.function
     def staged_slice(xs):
         return dl.fori_loop(0, 2, lambda i, acc: acc + dl.reduce_sum(xs[i:]), dl.reduce_sum(xs) * 0.0)
 
-    with pytest.raises(dl.TracingError, match="indexing with a staged value"):
+    with pytest.raises(dl.TracingError) as info:
         staged_slice(np.ones(5))
+    message = str(info.value)
+    assert "Ellipsis" not in message and "test_nnkit.py:" in message
+    assert "rank-0 integer tensors (a dl.fori_loop counter), slices with positive steps (bounds are Python ints)" in message
+
+    @dl.function
+    def float_index(xs, t):
+        return xs[t]
+
+    with pytest.raises(dl.TracingError, match="indexing with a staged value of dtype f32 and shape"):
+        float_index(np.ones(5, np.float32), np.float32(1.0))
 
 
 @pytest.mark.parametrize(
@@ -453,3 +457,92 @@ def test_supported_indices_still_work():
     x = np.arange(12.0).reshape(4, 3)
     for got, want in zip(picks(x), (x[1], x[..., 0], x[None, 1:3], x[-1, ::2], x[2])):
         np.testing.assert_array_equal(got, want)
+
+
+# ----- indexing with staged positions, numpy's rank promotion (issue 16) ---------------------
+
+
+def _rnn_reference(xs, w, steps):
+    h = np.zeros((1, xs.shape[1]))
+    for i in range(steps):
+        h = np.tanh(h @ w + xs[i])
+    return h.sum()
+
+
+def test_loop_counter_indexes_a_tensor_and_its_gradient_matches_finite_differences():
+    rng = np.random.default_rng(3)
+    xs = rng.standard_normal((12, 5))
+    w = rng.standard_normal((5, 5)) * 0.4
+
+    @dl.function
+    def rnn(xs, w):
+        # xs[i] with the loop counter (dlvm.dynamic_slice); (1, 5) + (5,) promotes as numpy
+        return dl.reduce_sum(dl.fori_loop(0, 12, lambda i, h: dl.tanh(h @ w + xs[i]), dl.zeros((1, 5), dl.f64)))
+
+    assert rnn(xs, w) == pytest.approx(_rnn_reference(xs, w, 12), rel=1e-12)
+    gx, gw = dl.gradient(rnn, wrt=(0, 1))(xs, w)
+    for (i, j) in ((0, 0), (5, 3), (11, 4)):
+        a, b = xs.copy(), xs.copy()
+        a[i, j] += 1e-6
+        b[i, j] -= 1e-6
+        assert gx[i, j] == pytest.approx((_rnn_reference(a, w, 12) - _rnn_reference(b, w, 12)) / 2e-6, rel=1e-5, abs=1e-9)
+    assert "dlvm.dynamic_slice" in rnn.ir(xs, w)
+
+
+@pytest.mark.parametrize("i", [0, 3, -1, -6, 9])
+def test_staged_indices_updates_argmax_and_iota(i):
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((6, 4)).astype(np.float32)
+
+    @dl.function
+    def f(x, i):
+        return x[i], x[1, i], x[i, 1:3], x.at[i].set(0.0), x.at[i, :2].add(1.0), x.argmax(0), dl.iota((2, 3), 1)
+
+    row, item, part, zeroed, added, am, io = f(x, np.array(i, np.int32))
+    r = min(max(i + 6 if i < 0 else i, 0), 5)  # numpy's negative positions, then XLA's clamp
+    c = min(max(i + 4 if i < 0 else i, 0), 3)
+    np.testing.assert_array_equal(row, x[r])
+    assert item == x[1, c]
+    np.testing.assert_array_equal(part, x[r, 1:3])
+    expected = x.copy()
+    expected[r] = 0
+    np.testing.assert_array_equal(zeroed, expected)
+    expected = x.copy()
+    expected[r, :2] += 1
+    np.testing.assert_array_equal(added, expected)
+    np.testing.assert_array_equal(am, x.argmax(0))
+    np.testing.assert_array_equal(io, [[0, 1, 2], [0, 1, 2]])
+
+
+def test_numpy_names_of_the_xla_elementwise_ops():
+    x = np.linspace(-2.5, 2.5, 11)
+    y = np.linspace(0.5, 3.0, 11)
+    i = np.arange(-5, 6, dtype=np.int32)
+
+    @dl.function
+    def f(x, y, i):
+        return (dl.arcsinh(x), dl.exp2(x), dl.log2(y), dl.log10(y), dl.cbrt(x), dl.arctan2(x, y),
+                dl.remainder(x, y), x.clip(-1.0, 1.0), dl.isfinite(x / (x - x)), i ^ 3, i << 2, i >> 1,
+                dl.popcount(i), dl.arctanh(x / 3.0), dl.arccosh(y + 1.0))
+
+    got = f(x, y, i)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = x / (x - x)
+    expected = (np.arcsinh(x), np.exp2(x), np.log2(y), np.log10(y), np.cbrt(x), np.arctan2(x, y), np.fmod(x, y),
+                np.clip(x, -1, 1), np.isfinite(ratio), i ^ 3, i << 2, i >> 1,
+                np.bitwise_count(i.view(np.uint32)).astype(np.int32), np.arctanh(x / 3), np.arccosh(y + 1))
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=1e-13, atol=1e-15)
+
+
+def test_rank_promotion_follows_numpy():
+    @dl.function
+    def f(a, b, c):
+        return a + b, dl.where(c, a, b)
+
+    a = np.ones((2, 3, 4), np.float32)
+    b = np.arange(4, dtype=np.float32)
+    c = np.array([True, False, True, False])
+    s, w = f(a, b, c)
+    np.testing.assert_array_equal(s, a + b)
+    np.testing.assert_array_equal(w, np.where(c, a, b))

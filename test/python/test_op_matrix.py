@@ -54,6 +54,7 @@ from opmatrix import (
     ints,
     normal,
     run_isolated,
+    shape_id,
     run_mode,
     special_floats,
     special_ints,
@@ -687,6 +688,75 @@ def is_finite_cases() -> list[Case]:
         body = f"%r = dlvm.is_finite %a0 : {ttype(shape, dtype)}"
         cases.append(Case("is_finite", dtype, [Arg(shape, dtype, tiled(values))], body, shape, "i1", np.isfinite,
                           family="is_finite", rtol=0.0))
+    return cases
+
+
+def _clamped(index, extent, size):
+    return int(np.clip(int(index), 0, extent - size))
+
+
+def indexing_cases() -> list[Case]:
+    """dynamic_slice / dynamic_update_slice (indices in and out of range: XLA clamps),
+    iota, argmax / argmin (ties, NaN)."""
+    cases = []
+    layouts = [  # operand shape, window sizes, index range
+        ((64, 128), (1, 128), (-70, 70)), ((33, 65), (5, 7), (-3, 70)), ((7,), (3,), (-10, 10)),
+        ((2, 3, 4), (1, 3, 2), (-2, 5)), ((131073,), (1000,), (0, 140000)), ((4, 1), (4, 1), (-1, 1)),
+    ]
+    for dtype in ("f32", "f64", "i32", "i1"):
+        for index, (shape, sizes, (lo, hi)) in enumerate(layouts):
+            if dtype in ("i32", "i1") and index % 2:
+                continue
+            sample = {"i1": bools(), "i32": ints(-1000, 1000)}.get(dtype, normal())
+            idx = [Arg((), "i32", ints(lo, hi)) for _ in shape]
+            t, it = ttype(shape, dtype), ", ".join(["tensor<i32>"] * len(shape))
+            names = ", ".join(f"%a{i + 1}" for i in range(len(shape)))
+            body = f"%r = dlvm.dynamic_slice %a0 at [{names}] sizes {list(sizes)} : {t}, {it}"
+
+            def slice_ref(x, *starts, sizes=sizes):
+                window = tuple(slice(_clamped(s, n, k), _clamped(s, n, k) + k) for s, n, k in zip(starts, x.shape, sizes))
+                return x[window]
+
+            spec = "fwd vjp jvp fd" if index < 4 else "fwd vjp"
+            cases.append(Case("dynamic_slice", dtype, [Arg(shape, dtype, sample), *idx], body, sizes, dtype, slice_ref,
+                              family="indexing", module=f"indexing-{dtype}", modes=modes(spec, dtype, [shape]),
+                              rtol=0.0, seed=index))
+            names = ", ".join(f"%a{i + 2}" for i in range(len(shape)))
+            body = (f"%r = dlvm.dynamic_update_slice %a0, %a1 at [{names}] : {t}, {ttype(sizes, dtype)}, {it}")
+
+            def update_ref(x, u, *starts):
+                out = np.array(x, copy=True)
+                window = tuple(slice(_clamped(s, n, k), _clamped(s, n, k) + k) for s, n, k in zip(starts, x.shape, u.shape))
+                out[window] = u
+                return out
+
+            cases.append(Case("dynamic_update_slice", dtype, [Arg(shape, dtype, sample), Arg(sizes, dtype, sample), *idx],
+                              body, shape, dtype, update_ref, family="indexing", module=f"indexing-{dtype}",
+                              modes=modes(spec, dtype, [shape]), rtol=0.0, seed=index))
+    for dtype, shape, dim in (("f32", (5, 7), 1), ("i32", (33, 65), 0), ("f64", (131073,), 0), ("i8", (300,), 0),
+                              ("i1", (3, 2), 0), ("f16", (4, 3), 1)):
+        body = f"%r = dlvm.iota dim {dim} : {ttype(shape, dtype)}"
+
+        def iota_ref(shape=shape, dim=dim, dtype=dtype):
+            counts = np.broadcast_to(np.arange(shape[dim]).reshape([-1 if d == dim else 1 for d in range(len(shape))]), shape)
+            return counts != 0 if dtype == "i1" else counts.astype(np.int64).astype(NUMPY[dtype])
+
+        cases.append(Case("iota", dtype, [], body, shape, dtype, iota_ref, family="indexing", shape=shape_id(shape),
+                          module="iota", rtol=0.0))
+    ties = np.array([1.0, 3.0, 3.0, -2.0, np.nan, 3.0, np.nan, -np.inf, np.inf, np.inf, 0.0, -0.0])
+    for op, pick in (("argmax", np.argmax), ("argmin", np.argmin)):
+        for dtype, shape, axis in (("f32", (33, 65), 1), ("f32", (33, 65), 0), ("f64", (7, 3, 5), 1),
+                                   ("i32", (131073,), 0), ("i1", (9, 33), 1), ("i8", (4, 300), 1),
+                                   ("f32", (12, 12), 1), ("f32", (12, 12), 0)):
+            special = shape == (12, 12)
+            sample = tiled(ties) if special else {"i1": bools(0.1), "i32": ints(-1000, 1000),
+                                                  "i8": ints(-100, 100)}.get(dtype, normal())
+            out = tuple(n for d, n in enumerate(shape) if d != axis)
+            body = f"%r = dlvm.{op} %a0 axis {axis} : {ttype(shape, dtype)} -> {ttype(out, 'i32')}"
+            cases.append(Case(op, dtype, [Arg(shape, dtype, sample)], body, out, "i32",
+                              lambda x, pick=pick, axis=axis: pick(x, axis=axis).astype(np.int32),
+                              family="indexing", module=f"arg-{dtype}", shape=f"{shape_id(shape)}_axis{axis}"
+                              + ("_special" if special else ""), rtol=0.0))
     return cases
 
 
@@ -1546,7 +1616,7 @@ def random_cases() -> list[Case]:
 # registry and tests
 # --------------------------------------------------------------------------
 
-BUILDERS = [unary_cases, binary_cases, cmp_cases, select_cases, clamp_cases, is_finite_cases, dot_cases, shape_cases, reduce_cases, scan_cases,
+BUILDERS = [unary_cases, binary_cases, cmp_cases, select_cases, clamp_cases, is_finite_cases, indexing_cases, dot_cases, shape_cases, reduce_cases, scan_cases,
             window_cases, softmax_cases, conv_cases, cast_cases, bitcast_cases, random_cases]
 
 

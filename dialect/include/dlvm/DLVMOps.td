@@ -375,6 +375,90 @@ def DLVM_SliceOp : DLVM_Op<"slice", [Pure,
   }];
 }
 
+def DLVM_DynamicSliceOp : DLVM_Op<"dynamic_slice", [Pure,
+    AllElementTypesMatch<["operand", "result"]>,
+    InferTypeOpAdaptor]> {
+  let summary = "extracts a window at run-time start indices";
+  let description = [{
+    XLA's dynamic_slice: a window of the static `sizes` whose start along
+    each dimension is a rank-0 integer tensor (one per dimension, signed),
+    clamped as XLA does so that the window lies inside the operand:
+    `start = clamp(index, 0, dim - size)`. Out-of-range indices therefore
+    never read out of bounds. Differentiable in the operand (the adjoint is
+    added into the same window); the indices are not.
+
+    ```mlir
+    %row = dlvm.dynamic_slice %xs at [%t, %zero] sizes [1, 128]
+        : tensor<64x128xf32>, tensor<i32>, tensor<i32>
+    ```
+  }];
+  let arguments = (ins DLVM_Tensor:$operand,
+                   Variadic<DLVM_IntTensor>:$start_indices,
+                   DenseI64ArrayAttr:$sizes);
+  let results = (outs DLVM_Tensor:$result);
+  let assemblyFormat = "$operand `at` ` ` `[` $start_indices `]` `sizes` $sizes "
+                       "attr-dict `:` type($operand) (`,` type($start_indices)^)?";
+  let hasFolder = 1;
+}
+
+def DLVM_DynamicUpdateSliceOp : DLVM_Op<"dynamic_update_slice", [Pure,
+    AllTypesMatch<["operand", "result"]>,
+    AllElementTypesMatch<["operand", "update"]>]> {
+  let summary = "writes a window at run-time start indices";
+  let description = [{
+    XLA's dynamic_update_slice: `operand` with the window of `update`'s shape
+    starting at the indices replaced by `update`. One rank-0 integer index per
+    dimension, clamped as in `dynamic_slice` (`clamp(index, 0, dim - size)`).
+    Differentiable in both tensors (the operand's adjoint is zero inside the
+    window, the update's is the window of the adjoint); not in the indices.
+
+    ```mlir
+    %y = dlvm.dynamic_update_slice %xs, %row at [%t, %zero]
+        : tensor<64x128xf32>, tensor<1x128xf32>, tensor<i32>, tensor<i32>
+    ```
+  }];
+  let arguments = (ins DLVM_Tensor:$operand, DLVM_Tensor:$update,
+                   Variadic<DLVM_IntTensor>:$start_indices);
+  let results = (outs DLVM_Tensor:$result);
+  let assemblyFormat = "$operand `,` $update `at` ` ` `[` $start_indices `]` attr-dict `:` "
+                       "type($operand) `,` type($update) (`,` type($start_indices)^)?";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def DLVM_IotaOp : DLVM_Op<"iota", [Pure]> {
+  let summary = "counts along one dimension";
+  let description = [{
+    XLA's iota: the element at index `(i0, i1, ...)` is `i_dim`, converted to
+    the element type as `dlvm.cast` converts an `i64` (integers wrap, `i1` is
+    `i != 0`).
+
+    ```mlir
+    %positions = dlvm.iota dim 1 : tensor<8x64xi32>
+    ```
+  }];
+  let arguments = (ins I64Attr:$dim);
+  let results = (outs DLVM_Tensor:$result);
+  let assemblyFormat = "`dim` $dim attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+class DLVM_ArgExtremumOp<string mnemonic, string which> : DLVM_Op<mnemonic, [Pure]> {
+  let summary = "the index of the " # which # " along an axis";
+  let description = "The position of the " # which # " element along `axis` "
+    # "(the result drops that dimension; its integer type is the result "
+    # "type's). Ties go to the first position; a NaN counts as the " # which
+    # " (as numpy and JAX); on `i1` false < true. Not differentiable.\n\n"
+    # "```mlir\n%i = dlvm." # mnemonic
+    # " %x axis 1 : tensor<32x10xf32> -> tensor<32xi32>\n```";
+  let arguments = (ins DLVM_Tensor:$operand, I64Attr:$axis);
+  let results = (outs DLVM_IntTensor:$result);
+  let assemblyFormat = "$operand `axis` $axis attr-dict `:` type($operand) `->` type($result)";
+  let hasVerifier = 1;
+}
+def DLVM_ArgMaxOp : DLVM_ArgExtremumOp<"argmax", "largest">;
+def DLVM_ArgMinOp : DLVM_ArgExtremumOp<"argmin", "smallest">;
+
 def DLVM_ReshapeOp : DLVM_Op<"reshape", [Pure,
     AllElementTypesMatch<["operand", "result"]>,
     InferTypeOpAdaptor]> {

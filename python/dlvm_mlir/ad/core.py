@@ -56,6 +56,20 @@ class Adjoints:
         previous = self._map.get(primal)
         self._map[primal] = adjoint if previous is None else vocab.add(previous, adjoint)
 
+    def accumulate_window(self, primal: ir.Value, adjoint: ir.Value, indices: list[ir.Value]) -> None:
+        """Add ``adjoint`` into the window of ``primal``'s adjoint that starts at
+        ``indices`` (``dlvm.dynamic_slice``'s rule). The window is updated in place
+        (a ``dlvm.dynamic_update_slice`` of the previous adjoint): in a loop that reads
+        ``xs[t]``, each step touches its window, not a whole tensor of zeros."""
+        from dlvm_mlir.dialects import dlvm
+
+        previous = self._map.get(primal)
+        if previous is None:
+            self._map[primal] = dlvm.dynamic_update_slice(vocab.zeros(primal.type), adjoint, indices)
+            return
+        window = dlvm.dynamic_slice(previous, indices, list(ir.RankedTensorType(adjoint.type).shape))
+        self._map[primal] = dlvm.dynamic_update_slice(previous, vocab.add(window, adjoint), indices)
+
     def get_or_zeros(self, primal: ir.Value, like: ir.Value | None = None) -> ir.Value:
         """The adjoint, or zeros (shaped like the forward value ``like`` when dynamic)."""
         found = self._map.get(primal)
@@ -104,6 +118,11 @@ class Reverse:
     def accumulate(self, i: int, adjoint: ir.Value) -> None:
         if self.wants(i):
             self.adjoints.accumulate(self.operation.operands[i], adjoint)
+
+    def accumulate_window(self, i: int, adjoint: ir.Value, indices: list[ir.Value]) -> None:
+        """Add ``adjoint`` into a window of operand ``i``'s adjoint (see :meth:`Adjoints.accumulate_window`)."""
+        if self.wants(i):
+            self.adjoints.accumulate_window(self.operation.operands[i], adjoint, indices)
 
     def fail(self, reason: str) -> DifferentiationError:
         return DifferentiationError(f"'{self.operation.name}' is not differentiable {reason}", self.operation)

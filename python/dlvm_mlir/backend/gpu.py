@@ -552,8 +552,8 @@ def stage_device(module: ir.Module, options: GpuOptions) -> None:
     """Kernels -> NVVM and the LLVM dialect."""
     _run_passes(
         module,
-        "gpu.module(convert-linalg-to-loops,canonicalize,convert-nvgpu-to-nvvm,convert-vector-to-scf,convert-scf-to-cf,lower-affine,"
-        "expand-strided-metadata,arith-expand,convert-vector-to-llvm,convert-gpu-to-nvvm,"
+        "gpu.module(convert-linalg-to-loops,canonicalize,convert-nvgpu-to-nvvm,convert-vector-to-scf,convert-scf-to-cf,"
+        "expand-strided-metadata,lower-affine,arith-expand,convert-vector-to-llvm,convert-gpu-to-nvvm,"
         "canonicalize,cse,reconcile-unrealized-casts)",
     )
 
@@ -562,7 +562,9 @@ def stage_host_llvm(module: ir.Module, options: GpuOptions) -> None:
     """Host code -> LLVM dialect with calls into the CUDA runtime wrappers."""
     _run_passes(
         module,
-        "func.func(gpu-async-region),convert-scf-to-cf,lower-affine,arith-expand,expand-strided-metadata,"
+        # expand-strided-metadata before lower-affine: it makes affine.apply of subviews
+        # at run-time offsets (dlvm.dynamic_slice)
+        "func.func(gpu-async-region),convert-scf-to-cf,expand-strided-metadata,lower-affine,arith-expand,"
         "convert-math-to-llvm,convert-math-to-libm,finalize-memref-to-llvm,"
         "gpu-to-llvm,convert-to-llvm,reconcile-unrealized-casts,canonicalize,cse",
     )

@@ -398,6 +398,52 @@ def _slice(frame, node, args):
     return strided_slice(x, node.attr("offsets"), node.attr("sizes"), strides)
 
 
+def _starts(indices, shape, sizes):
+    """XLA's clamped window starts: clamp(index, 0, dim - size)."""
+    return [int(np.clip(int(np.asarray(i)), 0, n - k)) for i, n, k in zip(indices, shape, sizes)]
+
+
+@op("dlvm.dynamic_slice")
+def _dynamic_slice(frame, node, args):
+    x, indices = args[0], args[1:]
+    sizes = node.attr("sizes")
+    starts = _starts(indices, x.shape, sizes)
+    return x[tuple(slice(s, s + k) for s, k in zip(starts, sizes))]
+
+
+@op("dlvm.dynamic_update_slice")
+def _dynamic_update_slice(frame, node, args):
+    x, update, indices = args[0], args[1], args[2:]
+    starts = _starts(indices, x.shape, update.shape)
+    out = np.array(x, copy=True)
+    out[tuple(slice(s, s + k) for s, k in zip(starts, update.shape))] = update
+    return out
+
+
+@op("dlvm.iota")
+def _iota(frame, node, args):
+    shape, dim, elem = node.result_shape(), node.attr("dim"), node.result_elem()
+    counts = np.arange(shape[dim], dtype=np.int64).reshape([-1 if d == dim else 1 for d in range(len(shape))])
+    values = np.broadcast_to(counts, shape)
+    if elem.is_bool:
+        return values != 0
+    if elem.bf16:
+        return round_bf16_from_f64(values.astype(np.float64))
+    return values.astype(np.int64 if elem.wrap else elem.dtype)
+
+
+def _arg_extremum(pick):
+    def handler(frame, node, args):
+        # numpy: the first position of the extremum, a NaN counting as one; False < True
+        return pick(args[0], axis=node.attr("axis")).astype(node.result_elem().dtype)
+
+    return handler
+
+
+op("dlvm.argmax")(_arg_extremum(np.argmax))
+op("dlvm.argmin")(_arg_extremum(np.argmin))
+
+
 @op("dlvm.reshape")
 def _reshape(frame, node, args):
     return np.reshape(args[0], node.attr("shape"))

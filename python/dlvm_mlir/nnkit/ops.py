@@ -34,6 +34,8 @@ __all__ = [
     "COMPARISONS",
     "UNARY",
     "bitcast",
+    "argmax",
+    "argmin",
     "broadcast_to",
     "clip",
     "cast",
@@ -43,9 +45,12 @@ __all__ = [
     "cumprod",
     "cumsum",
     "dot",
+    "dynamic_slice",
+    "dynamic_update_slice",
     "expand_dims",
     "full",
     "getitem",
+    "iota",
     "lift",
     "matmul",
     "ones",
@@ -254,7 +259,8 @@ COMPARISONS: dict[str, str] = {
 
 
 def _common(what: str, values: Sequence[ArrayLike]) -> list[Tensor]:
-    """Lift operands to tensors of one element type (that of the first tensor)."""
+    """Lift operands to tensors of one element type (that of the first tensor), their
+    ranks promoted as numpy does (leading 1s; DLVM broadcasts equal ranks and rank 0)."""
     anchor = next((v for v in values if isinstance(v, Tensor)), None)
     if anchor is None:
         first = constant(values[0])
@@ -264,7 +270,13 @@ def _common(what: str, values: Sequence[ArrayLike]) -> list[Tensor]:
     if len(dtypes) > 1:
         names = " and ".join(str(t.dtype) for t in lifted)
         raise DTypeError(f"{what}: operands have element types {names}; convert one with dl.cast")
-    return lifted
+    return _promote_ranks(lifted)
+
+
+def _promote_ranks(tensors: Sequence[Tensor]) -> list[Tensor]:
+    """numpy's rank promotion: leading 1s up to the largest rank (rank 0 broadcasts as it is)."""
+    rank = builtins.max(t.ndim for t in tensors)
+    return [reshape(t, [1] * (rank - t.ndim) + list(t.shape)) if 0 < t.ndim < rank else t for t in tensors]
 
 
 def _make_unary(name: str, builder: Callable[..., ir.Value], formula: str) -> Callable[[ArrayLike], Tensor]:
@@ -331,6 +343,7 @@ def where(mask: ArrayLike, on_true: ArrayLike, on_false: ArrayLike) -> Tensor:
     if not condition.dtype.is_bool:
         raise DTypeError(f"dl.where: the mask has element type {condition.dtype}, expected i1 (a comparison)")
     a, b = _common("dl.where", [on_true, on_false])
+    condition, a, b = _promote_ranks([condition, a, b])
     values = condition.checked(), a.checked(), b.checked()
     return _emit("dl.where", lambda loc: dlvm.select(*values, loc=loc))
 
@@ -441,20 +454,23 @@ def broadcast_to(x: ArrayLike, shape: Sequence[int]) -> Tensor:
 
 
 _SUPPORTED_INDICES = (
-    "tensors are indexed with Python ints, slices with positive steps (bounds are Python ints), "
-    "'...' and None"
+    "tensors are indexed with Python ints, rank-0 integer tensors (a dl.fori_loop counter), slices "
+    "with positive steps (bounds are Python ints), '...' and None"
 )
+
+
+def _is_staged_index(item: Any) -> bool:
+    return isinstance(item, Tensor) and item.dtype.is_int and not item.dtype.is_bool and not item.shape
 
 
 def _check_index_item(item: Any) -> None:
     """Rejects what ``x[...]`` cannot index with, naming what it can."""
-    if item is None or item is Ellipsis:
+    if item is None or item is Ellipsis or _is_staged_index(item):
         return
     if isinstance(item, Tensor):
         raise TracingError(
-            f"indexing with a staged value (a tensor of dtype {item.dtype} and shape {tuple(item.shape)}; "
-            f"a dl.fori_loop counter is one) is not supported: {_SUPPORTED_INDICES}; for a staged "
-            "position use dl.where or a one-hot dl.dot"
+            f"indexing with a staged value of dtype {item.dtype} and shape {tuple(item.shape)} is not "
+            f"supported: {_SUPPORTED_INDICES}"
         )
     if isinstance(item, builtins.slice):
         for part in (item.start, item.stop, item.step):
@@ -469,11 +485,128 @@ def _check_index_item(item: Any) -> None:
         raise TracingError(f"cannot index with {shown}: {_SUPPORTED_INDICES}")
 
 
-def getitem(x: Tensor, index: Any) -> Tensor:
-    """``x[index]`` with ints, slices (positive steps), ``...`` and ``None``: a slice, then a reshape."""
+def _start(value: int | Tensor, what: str) -> Tensor:
+    """A window start as a rank-0 i32 tensor (Python ints are staged as constants)."""
+    if isinstance(value, Tensor):
+        if not _is_staged_index(value):
+            raise DTypeError(f"{what}: a start index must be a Python int or a rank-0 integer tensor, got {value.spec}")
+        return value
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise DTypeError(f"{what}: a start index must be a Python int or a rank-0 integer tensor, got {value!r}")
+    return constant(int(value), i32)
+
+
+def dynamic_slice(x: ArrayLike, starts: Sequence[int | Tensor], sizes: Sequence[int]) -> Tensor:
+    """``dlvm.dynamic_slice``: the window of ``sizes`` at run-time ``starts``, clamped
+    into the tensor as XLA does (``lax.dynamic_slice``)."""
+    t = lift(x)
+    if len(starts) != t.ndim or len(sizes) != t.ndim:
+        raise ShapeError(f"dl.dynamic_slice: {t.ndim} starts and sizes expected, got {len(starts)} and {len(sizes)}")
+    indices = [_start(v, "dl.dynamic_slice").checked() for v in starts]
+    value, window = t.checked(), [int(n) for n in sizes]
+    return _emit("dl.dynamic_slice", lambda loc: dlvm.dynamic_slice(value, indices, window, loc=loc))
+
+
+def dynamic_update_slice(x: ArrayLike, update: ArrayLike, starts: Sequence[int | Tensor]) -> Tensor:
+    """``dlvm.dynamic_update_slice``: ``x`` with the window at ``starts`` replaced by ``update``."""
+    t = lift(x)
+    u = lift(update, t.dtype)
+    if len(starts) != t.ndim:
+        raise ShapeError(f"dl.dynamic_update_slice: {t.ndim} starts expected, got {len(starts)}")
+    indices = [_start(v, "dl.dynamic_update_slice").checked() for v in starts]
+    a, b = t.checked(), u.checked()
+    return _emit("dl.dynamic_update_slice", lambda loc: dlvm.dynamic_update_slice(a, b, indices, loc=loc))
+
+
+def iota(shape: Sequence[int], dim: int = 0, dtype: Any = i32) -> Tensor:
+    """``dlvm.iota``: counts ``0, 1, ...`` along ``dim`` (``lax.broadcasted_iota``)."""
+    dims = [int(n) for n in shape]
+    element = _element(dtype, "dl.iota")
+    axis = _axis(dim, len(dims), "dl.iota")
+    return _emit("dl.iota", lambda loc: dlvm.iota(ir.RankedTensorType.get(dims, element.mlir()), axis, loc=loc))
+
+
+def _arg(name: str, build: Callable[..., ir.Value]) -> Callable[..., Tensor]:
+    def op(x: ArrayLike, axis: int = -1, dtype: Any = i32) -> Tensor:
+        t = lift(x)
+        dim = _axis(axis, t.ndim, f"dl.{name}")
+        element = _element(dtype, f"dl.{name}")
+        if not element.is_int or element.is_bool:
+            raise DTypeError(f"dl.{name}: the index type must be an integer type, got {element}")
+        shape = [n for d, n in enumerate(t.shape) if d != dim]
+        value = t.checked()
+        return _emit(f"dl.{name}", lambda loc: build(ir.RankedTensorType.get(shape, element.mlir()), value, dim, loc=loc))
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = (f"``dlvm.{name}``: the position along ``axis`` of the {'largest' if name == 'argmax' else 'smallest'} "
+                  "element (the first one at a tie; a NaN counts as one), as ``dtype``.")
+    return op
+
+
+argmax = _arg("argmax", dlvm.argmax)
+argmin = _arg("argmin", dlvm.argmin)
+
+
+def _wrap_negative(index: Tensor, extent: int) -> Tensor:
+    """numpy's negative positions, counted from the end (then XLA clamps)."""
+    return where(less(index, 0), add(index, extent), index)
+
+
+def _box(x: Tensor, index: Any, what: str) -> tuple[list[int | Tensor], list[int], list[int]]:
+    """The window an index selects, for ints, staged ints, step-1 slices and ``...``:
+    (starts, sizes, the shape of ``x[index]``)."""
     items = list(index) if isinstance(index, tuple) else [index]
     for item in items:
         _check_index_item(item)
+        if item is None or (isinstance(item, builtins.slice) and item.step not in (None, 1)):
+            raise ShapeError(f"{what}: only ints, rank-0 integer tensors, '...' and slices with step 1 select a window")
+    if builtins.sum(1 for item in items if item is Ellipsis) > 1:
+        raise ShapeError("an index can only have a single ellipsis ('...')")
+    consumed = builtins.sum(1 for item in items if item is not Ellipsis)
+    if consumed > x.ndim:
+        raise ShapeError(f"too many indices ({consumed}) for a tensor of rank {x.ndim}")
+    ellipsis = [at for at, item in enumerate(items) if item is Ellipsis]
+    if ellipsis:
+        items[ellipsis[0] : ellipsis[0] + 1] = [builtins.slice(None)] * (x.ndim - consumed)
+    else:
+        items += [builtins.slice(None)] * (x.ndim - consumed)
+    starts: list[int | Tensor] = []
+    sizes, shape = [], []
+    for dim, item in enumerate(items):
+        extent = x.shape[dim]
+        if isinstance(item, builtins.slice):
+            start, stop, _ = item.indices(extent)
+            starts.append(start)
+            sizes.append(max(0, stop - start))
+            shape.append(sizes[-1])
+        elif isinstance(item, Tensor):
+            starts.append(_wrap_negative(item, extent))
+            sizes.append(1)
+        else:
+            position = int(item)
+            if not -extent <= position < extent:
+                raise ShapeError(f"index {position} is out of bounds for dimension {dim} (size {extent})")
+            starts.append(position % extent)
+            sizes.append(1)
+    return starts, sizes, shape
+
+
+def getitem(x: Tensor, index: Any) -> Tensor:
+    """``x[index]`` with ints, rank-0 integer tensors (``dlvm.dynamic_slice``; negative
+    positions count from the end, then clamped as XLA does), slices (positive steps),
+    ``...`` and ``None``: a slice, then a reshape."""
+    items = list(index) if isinstance(index, tuple) else [index]
+    for item in items:
+        _check_index_item(item)
+    staged = [at for at, item in enumerate(items) if _is_staged_index(item)]
+    if staged:
+        # a window of size 1 at the staged positions (dlvm.dynamic_slice), then the rest
+        # of the index statically, with 0 where the staged positions were
+        boxed = tuple(item if at in staged or item is Ellipsis else builtins.slice(None)
+                      for at, item in enumerate(items) if item is not None)
+        starts, sizes, _ = _box(x, boxed, "x[...]")
+        window = dynamic_slice(x, starts, sizes)
+        return getitem(window, tuple(0 if at in staged else item for at, item in enumerate(items)))
     if builtins.sum(1 for item in items if item is Ellipsis) > 1:
         raise ShapeError("an index can only have a single ellipsis ('...')")
     consumed = builtins.sum(1 for item in items if item is not None and item is not Ellipsis)

@@ -18,7 +18,7 @@ from typing import Any
 from mlir import ir
 
 from .dtypes import DType, from_mlir
-from .errors import TracingError
+from .errors import ShapeError, TracingError
 from .specs import Spec, TensorAnnotation
 from .tracing import Scope, current_trace
 
@@ -207,6 +207,20 @@ class Tensor:
     def __rrshift__(self, other: Any) -> Tensor:
         return ops.right_shift(other, self)
 
+    def argmax(self, axis: int = -1) -> Tensor:
+        """The position of the largest element along ``axis`` (``dl.argmax``)."""
+        return ops.argmax(self, axis)
+
+    def argmin(self, axis: int = -1) -> Tensor:
+        """The position of the smallest element along ``axis`` (``dl.argmin``)."""
+        return ops.argmin(self, axis)
+
+    @property
+    def at(self) -> _At:
+        """JAX's functional updates: ``x.at[i].set(v)``, ``.add(v)``, ``.max(v)``, ``.min(v)``
+        for a window index (ints, rank-0 integer tensors, step-1 slices, ``...``)."""
+        return _At(self)
+
     def clip(self, low: Any, high: Any) -> Tensor:
         """``min(max(self, low), high)`` (numpy's ``ndarray.clip``)."""
         return ops.clip(self, low, high)
@@ -278,3 +292,46 @@ class _ScalarAnnotation:
 Scalar = _ScalarAnnotation()
 
 from . import ops  # noqa: E402  (operators call into ops, which builds on Tensor)
+
+
+class _At:
+    """``x.at``: indexing it gives the updates of that window."""
+
+    def __init__(self, tensor: Tensor) -> None:
+        self._tensor = tensor
+
+    def __getitem__(self, index: Any) -> _AtWindow:
+        return _AtWindow(self._tensor, index)
+
+
+class _AtWindow:
+    """The updates of one window of a tensor (each returns a new tensor)."""
+
+    def __init__(self, tensor: Tensor, index: Any) -> None:
+        self._tensor, self._index = tensor, index
+
+    def _update(self, values: Any, combine: Any, what: str) -> Tensor:
+        x = self._tensor
+        starts, sizes, shape = ops._box(x, self._index, what)
+        v = ops.lift(values, x.dtype)
+        if v.ndim > len(shape):
+            raise ShapeError(f"{what}: values of shape {tuple(v.shape)} for a window of shape {tuple(shape)}")
+        if v.ndim < len(shape):  # numpy's rank promotion, then DLVM broadcasting
+            v = ops.reshape(v, [1] * (len(shape) - v.ndim) + list(v.shape))
+        if list(v.shape) != shape:
+            v = ops.broadcast_to(v, shape)
+        if combine is not None:
+            v = combine(ops.reshape(ops.dynamic_slice(x, starts, sizes), shape), v)
+        return ops.dynamic_update_slice(x, ops.reshape(v, sizes), starts)
+
+    def set(self, values: Any) -> Tensor:
+        return self._update(values, None, "x.at[...].set")
+
+    def add(self, values: Any) -> Tensor:
+        return self._update(values, ops.add, "x.at[...].add")
+
+    def max(self, values: Any) -> Tensor:
+        return self._update(values, ops.maximum, "x.at[...].max")
+
+    def min(self, values: Any) -> Tensor:
+        return self._update(values, ops.minimum, "x.at[...].min")

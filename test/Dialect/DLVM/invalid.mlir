@@ -726,3 +726,67 @@ func.func @element_count_overflow(%a: tensor<9223372036854775807x2xf32>) {
   %0 = dlvm.neg %a : tensor<9223372036854775807x2xf32>
   return
 }
+
+// -----
+
+func.func @dynamic_slice_indices(%x: tensor<4x8xf32>, %t: tensor<i32>) {
+  // expected-error @+1 {{expected 2 start indices (one per dimension), got 1}}
+  %0 = dlvm.dynamic_slice %x at [%t] sizes [1, 8] : tensor<4x8xf32>, tensor<i32>
+  return
+}
+
+// -----
+
+func.func @dynamic_slice_size(%x: tensor<4x8xf32>, %t: tensor<i32>) {
+  // expected-error @+1 {{dimension 1: size 9 must be between 0 and the operand's size 8}}
+  %0 = dlvm.dynamic_slice %x at [%t, %t] sizes [1, 9] : tensor<4x8xf32>, tensor<i32>, tensor<i32>
+  return
+}
+
+// -----
+
+func.func @dynamic_slice_index_rank(%x: tensor<4xf32>, %t: tensor<2xi32>) {
+  // expected-error @+1 {{start index #0 must be a rank-0 integer tensor, got 'tensor<2xi32>'}}
+  %0 = dlvm.dynamic_slice %x at [%t] sizes [1] : tensor<4xf32>, tensor<2xi32>
+  return
+}
+
+// -----
+
+func.func @dynamic_update_slice_size(%x: tensor<4x8xf32>, %u: tensor<5x1xf32>, %t: tensor<i32>) {
+  // expected-error @+1 {{dimension 0: the update's size 5 exceeds the operand's 4}}
+  %0 = dlvm.dynamic_update_slice %x, %u at [%t, %t] : tensor<4x8xf32>, tensor<5x1xf32>, tensor<i32>, tensor<i32>
+  return
+}
+
+// -----
+
+func.func @iota_dim() {
+  // expected-error @+1 {{dim 2 is not a dimension of 'tensor<4x8xi32>'}}
+  %0 = dlvm.iota dim 2 : tensor<4x8xi32>
+  return
+}
+
+// -----
+
+func.func @argmax_shape(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{expected a result of shape [4], got 'tensor<8xi32>'}}
+  %0 = dlvm.argmax %x axis 1 : tensor<4x8xf32> -> tensor<8xi32>
+  return
+}
+
+// -----
+
+func.func @argmin_axis(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{axis 2 is not a dimension of 'tensor<4x8xf32>'}}
+  %0 = dlvm.argmin %x axis 2 : tensor<4x8xf32> -> tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @is_finite_int(%x: tensor<4xi32>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values}}
+  %0 = dlvm.is_finite %x : tensor<4xi32>
+  return
+}

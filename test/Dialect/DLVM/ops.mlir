@@ -264,3 +264,18 @@ func.func @inferred_edges(%a: tensor<3x?xf32>, %b: tensor<3x2xf32>, %d: tensor<?
   return %0, %1, %2, %3, %4, %5 : tensor<3x?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<0xf32>,
       tensor<?x4x6x6xf32>, tensor<1x4x2x10xf32>
 }
+
+// CHECK-LABEL: func.func @indexing
+func.func @indexing(%x: tensor<4x8xf32>, %u: tensor<1x8xf32>, %t: tensor<i32>, %c: tensor<i64>) {
+  // CHECK: dlvm.dynamic_slice %{{.*}} at [%{{.*}}, %{{.*}}] sizes [1, 8] : tensor<4x8xf32>, tensor<i32>, tensor<i64>
+  %0 = dlvm.dynamic_slice %x at [%t, %c] sizes [1, 8] : tensor<4x8xf32>, tensor<i32>, tensor<i64>
+  // CHECK: dlvm.dynamic_update_slice %{{.*}}, %{{.*}} at [%{{.*}}, %{{.*}}] : tensor<4x8xf32>, tensor<1x8xf32>, tensor<i32>, tensor<i32>
+  %1 = dlvm.dynamic_update_slice %x, %u at [%t, %t] : tensor<4x8xf32>, tensor<1x8xf32>, tensor<i32>, tensor<i32>
+  // CHECK: dlvm.iota dim 1 : tensor<4x8xi32>
+  %2 = dlvm.iota dim 1 : tensor<4x8xi32>
+  // CHECK: dlvm.argmax %{{.*}} axis 1 : tensor<4x8xf32> -> tensor<4xi32>
+  %3 = dlvm.argmax %x axis 1 : tensor<4x8xf32> -> tensor<4xi32>
+  // CHECK: dlvm.argmin %{{.*}} axis 0 : tensor<4x8xf32> -> tensor<8xi64>
+  %4 = dlvm.argmin %x axis 0 : tensor<4x8xf32> -> tensor<8xi64>
+  return
+}

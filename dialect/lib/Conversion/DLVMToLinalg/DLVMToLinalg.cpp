@@ -1263,6 +1263,157 @@ struct SliceLowering : StaticOpLowering<SliceOp> {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// dynamic_slice, dynamic_update_slice, iota, argmax, argmin
+//===----------------------------------------------------------------------===//
+
+/// The start offsets of a window of `sizes` at run-time indices (rank-0
+/// integer tensors), clamped as XLA does: clamp(index, 0, dim - size).
+SmallVector<OpFoldResult> clampedStarts(OpBuilder &b, Location loc, ValueRange indices,
+                                        ArrayRef<int64_t> shape, ArrayRef<int64_t> sizes) {
+  SmallVector<OpFoldResult> starts;
+  for (auto [d, index] : llvm::enumerate(indices)) {
+    Value scalar = tensor::ExtractOp::create(b, loc, index, ValueRange{});
+    Value i = arith::IndexCastOp::create(b, loc, b.getIndexType(), scalar);
+    Value high = indexConst(b, loc, shape[d] - sizes[d]);
+    Value low = indexConst(b, loc, 0);
+    i = arith::MinSIOp::create(b, loc, i, high);
+    starts.push_back(arith::MaxSIOp::create(b, loc, i, low).getResult());
+  }
+  return starts;
+}
+
+struct DynamicSliceLowering : StaticOpLowering<DynamicSliceOp> {
+  using StaticOpLowering::StaticOpLowering;
+
+  LogicalResult lower(DynamicSliceOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType t = tensorType(adaptor.getOperand());
+    ArrayRef<int64_t> sizes = op.getSizes();
+    SmallVector<OpFoldResult> starts =
+        clampedStarts(rewriter, loc, adaptor.getStartIndices(), t.getShape(), sizes);
+    SmallVector<int64_t> ones(sizes.size(), 1);
+    rewriter.replaceOp(op, tensor::ExtractSliceOp::create(
+                               rewriter, loc, cast<RankedTensorType>(op.getType()),
+                               adaptor.getOperand(), starts, indexAttrs(rewriter, sizes),
+                               indexAttrs(rewriter, ones)));
+    return success();
+  }
+};
+
+struct DynamicUpdateSliceLowering : StaticOpLowering<DynamicUpdateSliceOp> {
+  using StaticOpLowering::StaticOpLowering;
+
+  LogicalResult lower(DynamicUpdateSliceOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType t = tensorType(adaptor.getOperand());
+    ArrayRef<int64_t> sizes = tensorType(adaptor.getUpdate()).getShape();
+    SmallVector<OpFoldResult> starts =
+        clampedStarts(rewriter, loc, adaptor.getStartIndices(), t.getShape(), sizes);
+    SmallVector<int64_t> ones(sizes.size(), 1);
+    rewriter.replaceOp(op, tensor::InsertSliceOp::create(
+                               rewriter, loc, adaptor.getUpdate(), adaptor.getOperand(),
+                               starts, indexAttrs(rewriter, sizes),
+                               indexAttrs(rewriter, ones)));
+    return success();
+  }
+};
+
+/// linalg.index of the dimension, converted to the element type.
+struct IotaLowering : StaticOpLowering<IotaOp> {
+  using StaticOpLowering::StaticOpLowering;
+
+  LogicalResult lower(IotaOp op, OpAdaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    int64_t dim = op.getDim();
+    MLIRContext *ctx = rewriter.getContext();
+    Value empty = emptyTensor(rewriter, loc, type.getShape(), type.getElementType());
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{type}, ValueRange{}, ValueRange{empty},
+        SmallVector<AffineMap>{AffineMap::getMultiDimIdentityMap(type.getRank(), ctx)},
+        parallelIterators(type.getRank()),
+        [&](OpBuilder &b, Location l, ValueRange) {
+          Value i = linalg::IndexOp::create(b, l, dim);
+          Value wide = arith::IndexCastOp::create(b, l, b.getI64Type(), i);
+          linalg::YieldOp::create(b, l, convertScalar(b, l, wide, type.getElementType()));
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+/// A reduction carrying (best value, its index): a candidate replaces the
+/// best when it is strictly larger (smaller), or a NaN facing a number, so
+/// ties keep the first position and the first NaN wins. i1 compares as a
+/// boolean (false < true).
+template <typename OpT, bool IsMax>
+struct ArgExtremumLowering : StaticOpLowering<OpT> {
+  using StaticOpLowering<OpT>::StaticOpLowering;
+
+  LogicalResult lower(OpT op, typename OpT::Adaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getOperand();
+    RankedTensorType in = tensorType(x);
+    auto out = cast<RankedTensorType>(op.getType());
+    Type element = in.getElementType();
+    int64_t axis = op.getAxis(), rank = in.getRank();
+    MLIRContext *ctx = rewriter.getContext();
+    // the worst value: -inf / +inf, MIN / MAX, false / true
+    Value worst;
+    if (auto f = dyn_cast<FloatType>(element)) {
+      worst = arith::ConstantOp::create(
+          rewriter, loc, FloatAttr::get(f, APFloat::getInf(f.getFloatSemantics(), IsMax)));
+    } else {
+      unsigned w = element.getIntOrFloatBitWidth();
+      APInt v = w == 1 ? APInt(1, IsMax ? 0 : 1)
+                       : (IsMax ? APInt::getSignedMinValue(w) : APInt::getSignedMaxValue(w));
+      worst = arith::ConstantOp::create(rewriter, loc, IntegerAttr::get(element, v));
+    }
+    auto bestType = RankedTensorType::get(out.getShape(), element);
+    Value best = filledTensor(rewriter, loc, bestType, worst);
+    Value where = zeroTensor(rewriter, loc, out);
+    SmallVector<AffineExpr> kept;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis)
+        kept.push_back(getAffineDimExpr(d, ctx));
+    AffineMap inMap = AffineMap::getMultiDimIdentityMap(rank, ctx);
+    AffineMap outMap = AffineMap::get(rank, 0, kept, ctx);
+    SmallVector<utils::IteratorType> iterators = parallelIterators(rank);
+    iterators[axis] = utils::IteratorType::reduction;
+    Type indexType = out.getElementType();
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{bestType, out}, ValueRange{x}, ValueRange{best, where},
+        SmallVector<AffineMap>{inMap, outMap, outMap}, iterators,
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value v = a[0], current = a[1], position = a[2];
+          Value better;
+          if (isFloat(v)) {
+            auto p = IsMax ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT;
+            Value beats = arith::CmpFOp::create(b, l, p, v, current);
+            Value vNaN = arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNO, v, v);
+            Value cNum = arith::CmpFOp::create(b, l, arith::CmpFPredicate::ORD, current, current);
+            better = arith::OrIOp::create(b, l, beats, arith::AndIOp::create(b, l, vNaN, cNum));
+          } else {
+            bool u = isBool(v);
+            auto p = IsMax ? (u ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt)
+                           : (u ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt);
+            better = arith::CmpIOp::create(b, l, p, v, current);
+          }
+          Value i = linalg::IndexOp::create(b, l, axis);
+          Value index = arith::IndexCastOp::create(b, l, indexType, i);
+          linalg::YieldOp::create(b, l, ValueRange{arith::SelectOp::create(b, l, better, v, current),
+                                                   arith::SelectOp::create(b, l, better, index, position)});
+        });
+    rewriter.replaceOp(op, generic.getResult(1));
+    return success();
+  }
+};
+
 /// reshape, pad_shape and squeeze_shape: row-major reinterpretation through
 /// tensor.collapse_shape / tensor.expand_shape.
 template <typename OpT>
@@ -2086,6 +2237,9 @@ void mlir::dlvm::populateDLVMToLinalgConversionPatterns(
   addElementwise<CastOp>(patterns, emitCast);
   addElementwise<BitcastOp>(patterns, emitBitcast);
   // Structured ops.
+  patterns.add<DynamicSliceLowering, DynamicUpdateSliceLowering, IotaLowering,
+               ArgExtremumLowering<ArgMaxOp, true>, ArgExtremumLowering<ArgMinOp, false>>(
+      patterns.getContext());
   patterns.add<DotLowering, TransposeLowering, ReverseLowering,
                ConcatenateLowering, SliceLowering,
                ReshapeLikeLowering<ReshapeOp>, ReshapeLikeLowering<PadShapeOp>,

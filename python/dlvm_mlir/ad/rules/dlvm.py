@@ -69,6 +69,9 @@ inactive(
         "dlvm.shift_left",
         "dlvm.shift_right_arithmetic",
         "dlvm.shift_right_logical",
+        "dlvm.iota",
+        "dlvm.argmax",
+        "dlvm.argmin",
     ]
 )
 
@@ -286,6 +289,22 @@ def _slice(r) -> None:
     r.accumulate(0, vocab.insert_into_zeros(r.g, r.x(0).type, offsets, sizes, strides))
 
 
+@adjoint("dlvm.dynamic_slice")
+def _dynamic_slice(r) -> None:
+    indices = [r.x(i) for i in range(1, len(r.operation.operands))]
+    r.accumulate_window(0, r.g, indices)
+
+
+@adjoint("dlvm.dynamic_update_slice")
+def _dynamic_update_slice(r) -> None:
+    update_type = ir.RankedTensorType(r.x(1).type)
+    indices = [r.x(i) for i in range(2, len(r.operation.operands))]
+    if r.wants(0):  # the window was overwritten: no adjoint flows there
+        r.accumulate(0, dlvm.dynamic_update_slice(r.g, vocab.zeros(update_type), indices))
+    if r.wants(1):
+        r.accumulate(1, dlvm.dynamic_slice(r.g, indices, list(update_type.shape)))
+
+
 @adjoint("dlvm.reshape")
 def _reshape(r) -> None:
     r.accumulate(0, vocab.reshape(r.g, vocab.shape(r.x(0))))
@@ -316,6 +335,8 @@ for _name in (
     "dlvm.reverse",
     "dlvm.concatenate",
     "dlvm.slice",
+    "dlvm.dynamic_slice",
+    "dlvm.dynamic_update_slice",
     "dlvm.reshape",
     "dlvm.pad_shape",
     "dlvm.squeeze_shape",

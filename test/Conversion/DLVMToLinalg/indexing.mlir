@@ -1,0 +1,42 @@
+// dynamic_slice / dynamic_update_slice clamp their starts as XLA does; iota counts with
+// linalg.index; argmax/argmin reduce (value, index) pairs, ties to the first, NaN wins.
+// RUN: %mlir_opt --load-pass-plugin=%dlvm_plugin %s --pass-pipeline='builtin.module(dlvm-to-linalg)' | FileCheck %s
+
+// CHECK-LABEL: func.func @window
+// CHECK-SAME: (%[[X:.*]]: tensor<64x128xf32>, %[[T:.*]]: tensor<i32>, %[[U:.*]]: tensor<1x128xf32>)
+// CHECK: %[[E:.*]] = tensor.extract %[[T]][] : tensor<i32>
+// CHECK: %[[I:.*]] = arith.index_cast %[[E]] : i32 to index
+// CHECK: %[[HI:.*]] = arith.constant 63 : index
+// CHECK: %[[M:.*]] = arith.minsi %[[I]], %[[HI]] : index
+// CHECK: %[[S:.*]] = arith.maxsi %[[M]], %{{.*}} : index
+// CHECK: tensor.extract_slice %[[X]][%[[S]], %{{.*}}] [1, 128] [1, 1] : tensor<64x128xf32> to tensor<1x128xf32>
+// CHECK: tensor.insert_slice %[[U]] into %[[X]][%{{.*}}, %{{.*}}] [1, 128] [1, 1] : tensor<1x128xf32> into tensor<64x128xf32>
+func.func @window(%x: tensor<64x128xf32>, %t: tensor<i32>, %u: tensor<1x128xf32>) -> (tensor<1x128xf32>, tensor<64x128xf32>) {
+  %s = dlvm.dynamic_slice %x at [%t, %t] sizes [1, 128] : tensor<64x128xf32>, tensor<i32>, tensor<i32>
+  %y = dlvm.dynamic_update_slice %x, %u at [%t, %t] : tensor<64x128xf32>, tensor<1x128xf32>, tensor<i32>, tensor<i32>
+  return %s, %y : tensor<1x128xf32>, tensor<64x128xf32>
+}
+
+// CHECK-LABEL: func.func @iota
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<4x8xf32>)
+// CHECK: %[[I:.*]] = linalg.index 1 : index
+// CHECK: %[[W:.*]] = arith.index_cast %[[I]] : index to i64
+// CHECK: arith.sitofp %[[W]] : i64 to f32
+func.func @iota() -> tensor<4x8xf32> {
+  %r = dlvm.iota dim 1 : tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// CHECK-LABEL: func.func @argmax
+// CHECK: %[[WORST:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// CHECK: ^bb0(%[[V:.*]]: f32, %[[BEST:.*]]: f32, %[[AT:.*]]: i32):
+// CHECK: %[[GT:.*]] = arith.cmpf ogt, %[[V]], %[[BEST]] : f32
+// CHECK: %[[NAN:.*]] = arith.cmpf uno, %[[V]], %[[V]] : f32
+// CHECK: %[[NUM:.*]] = arith.cmpf ord, %[[BEST]], %[[BEST]] : f32
+// CHECK: %[[I:.*]] = linalg.index 1 : index
+// CHECK: linalg.yield
+func.func @argmax(%x: tensor<4x8xf32>) -> tensor<4xi32> {
+  %r = dlvm.argmax %x axis 1 : tensor<4x8xf32> -> tensor<4xi32>
+  return %r : tensor<4xi32>
+}
