@@ -1134,6 +1134,133 @@ OpFoldResult DynamicUpdateSliceOp::fold(FoldAdaptor) {
   return getUpdate().getType() == getType() ? OpFoldResult(getUpdate()) : OpFoldResult();
 }
 
+/// Dimension numbers: each in [0, bound), no repeats, and ascending if `sorted`.
+static LogicalResult checkDimList(std::optional<Location> loc, StringRef name,
+                                  ArrayRef<int64_t> dims, int64_t bound, bool sorted) {
+  for (auto [i, d] : llvm::enumerate(dims)) {
+    if (d < 0 || d >= bound)
+      return emitOptionalError(loc, name, " has ", d, ", not in [0, ", bound, ")");
+    if (i > 0 && (sorted ? dims[i - 1] >= d : llvm::is_contained(dims.take_front(i), d)))
+      return emitOptionalError(loc, name, " must be ", sorted ? "ascending and " : "",
+                               "without repeats");
+  }
+  return success();
+}
+
+/// The batch shape of gather/scatter indices (their shape without
+/// `index_vector_dim`) and the length of a start vector; checks the indices.
+static FailureOr<std::pair<SmallVector<int64_t>, int64_t>>
+indexBatches(std::optional<Location> loc, RankedTensorType indices, int64_t indexVectorDim) {
+  int64_t rank = indices.getRank();
+  if (indexVectorDim < 0 || indexVectorDim > rank)
+    return emitOptionalError(loc, "index_vector_dim ", indexVectorDim, " is not in [0, ", rank, "]");
+  if (!indices.hasStaticShape())
+    return emitOptionalError(loc, "the indices must have a static shape, got ", indices);
+  SmallVector<int64_t> batch(indices.getShape());
+  int64_t length = 1;
+  if (indexVectorDim < rank) {
+    length = batch[indexVectorDim];
+    batch.erase(batch.begin() + indexVectorDim);
+  }
+  return std::make_pair(batch, length);
+}
+
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                         Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  if (failed(checkTensorOperands(loc, adaptor.getOperands())))
+    return failure();
+  RankedTensorType operand = tensorOf(adaptor.getOperand());
+  auto batches = indexBatches(loc, tensorOf(adaptor.getIndices()), adaptor.getIndexVectorDim());
+  if (failed(batches))
+    return failure();
+  auto [batch, length] = *batches;
+  int64_t rank = operand.getRank();
+  ArrayRef<int64_t> offsetDims = adaptor.getOffsetDims(), collapsed = adaptor.getCollapsedSliceDims(),
+                    startMap = adaptor.getStartIndexMap(), sizes = adaptor.getSliceSizes();
+  if (!operand.hasStaticShape())
+    return emitOptionalError(loc, "the operand must have a static shape, got ", operand);
+  if ((int64_t)sizes.size() != rank)
+    return emitOptionalError(loc, "expected ", rank, " slice_sizes (one per operand dimension), got ",
+                             sizes.size());
+  for (int64_t d = 0; d < rank; ++d)
+    if (sizes[d] < 0 || sizes[d] > operand.getDimSize(d))
+      return emitOptionalError(loc, "slice_sizes[", d, "] = ", sizes[d],
+                               " must be between 0 and the operand's size ", operand.getDimSize(d));
+  if (failed(checkDimList(loc, "collapsed_slice_dims", collapsed, rank, true)) ||
+      failed(checkDimList(loc, "start_index_map", startMap, rank, false)))
+    return failure();
+  for (int64_t d : collapsed)
+    if (sizes[d] > 1)
+      return emitOptionalError(loc, "collapsed dimension ", d, " has slice size ", sizes[d],
+                               ", expected at most 1");
+  if ((int64_t)startMap.size() != length)
+    return emitOptionalError(loc, "start_index_map has ", startMap.size(),
+                             " entries but the start vectors have ", length);
+  int64_t windows = rank - (int64_t)collapsed.size();
+  if ((int64_t)offsetDims.size() != windows)
+    return emitOptionalError(loc, "expected ", windows, " offset_dims (the uncollapsed operand dimensions), got ",
+                             offsetDims.size());
+  int64_t outRank = (int64_t)batch.size() + windows;
+  if (failed(checkDimList(loc, "offset_dims", offsetDims, outRank, true)))
+    return failure();
+  SmallVector<int64_t> shape;
+  auto window = llvm::make_filter_range(llvm::seq<int64_t>(0, rank),
+                                        [&](int64_t d) { return !llvm::is_contained(collapsed, d); });
+  auto nextWindow = window.begin();
+  auto nextBatch = batch.begin();
+  for (int64_t i = 0; i < outRank; ++i)
+    shape.push_back(llvm::is_contained(offsetDims, i) ? sizes[*nextWindow++] : *nextBatch++);
+  return pushTensor(loc, shape, operand.getElementType(), results);
+}
+
+LogicalResult ScatterOp::verify() {
+  RankedTensorType operand = getOperand().getType(), updates = getUpdates().getType();
+  std::optional<Location> loc = getLoc();
+  auto batches = indexBatches(loc, getIndices().getType(), getIndexVectorDim());
+  if (failed(batches))
+    return failure();
+  auto [batch, length] = *batches;
+  int64_t rank = operand.getRank();
+  ArrayRef<int64_t> windowDims = getUpdateWindowDims(), inserted = getInsertedWindowDims(),
+                    toOperand = getScatterDimsToOperandDims();
+  if (!operand.hasStaticShape() || !updates.hasStaticShape())
+    return emitOpError("the operand and the updates must have static shapes");
+  if (failed(checkDimList(loc, "update_window_dims", windowDims, updates.getRank(), true)) ||
+      failed(checkDimList(loc, "inserted_window_dims", inserted, rank, true)) ||
+      failed(checkDimList(loc, "scatter_dims_to_operand_dims", toOperand, rank, false)))
+    return failure();
+  if ((int64_t)(windowDims.size() + inserted.size()) != rank)
+    return emitOpError("update_window_dims and inserted_window_dims must together have ")
+           << rank << " entries (the operand's rank), got " << windowDims.size() << " and "
+           << inserted.size();
+  if ((int64_t)toOperand.size() != length)
+    return emitOpError("scatter_dims_to_operand_dims has ")
+           << toOperand.size() << " entries but the start vectors have " << length;
+  // the window: the operand's dimensions but the inserted ones, in order
+  auto window = llvm::make_filter_range(llvm::seq<int64_t>(0, rank),
+                                        [&](int64_t d) { return !llvm::is_contained(inserted, d); });
+  auto operandDim = window.begin();
+  SmallVector<int64_t> scatterShape;
+  for (int64_t i = 0; i < updates.getRank(); ++i) {
+    int64_t size = updates.getDimSize(i);
+    if (!llvm::is_contained(windowDims, i)) {
+      scatterShape.push_back(size);
+      continue;
+    }
+    int64_t d = *operandDim++;
+    if (size > operand.getDimSize(d))
+      return emitOpError("update window dimension ")
+             << i << " has size " << size << ", more than operand dimension " << d << "'s "
+             << operand.getDimSize(d);
+  }
+  if (ArrayRef<int64_t>(scatterShape) != ArrayRef<int64_t>(batch))
+    return emitOpError("the update dimensions outside the window [")
+           << llvm::make_range(scatterShape.begin(), scatterShape.end())
+           << "] must be those of the indices without index_vector_dim ["
+           << llvm::make_range(batch.begin(), batch.end()) << "]";
+  return success();
+}
+
 LogicalResult IotaOp::verify() {
   auto t = cast<RankedTensorType>(getType());
   if (!t.hasStaticShape())

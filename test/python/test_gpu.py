@@ -126,6 +126,14 @@ def op_cases() -> dict[str, str]:
         "dynamic_update_slice", [F, ROW, "tensor<i32>"], F,
         f"  %r = dlvm.dynamic_update_slice %a0, %a1 at [%a2, %a2] : {F}, {ROW}, tensor<i32>, tensor<i32>")
     cases["iota"] = _fn("iota", [], I, f"  %r = dlvm.iota dim 1 : {I}")
+    cases["gather"] = _fn(
+        "gather", [F, "tensor<16xi32>"], "tensor<16x70xf32>",
+        f"  %r = dlvm.gather %a0[%a1] offset_dims [1] collapsed_slice_dims [0] start_index_map [0] "
+        f"index_vector_dim 1 slice_sizes [1, 70] : {F}, tensor<16xi32>")
+    cases["scatter"] = _fn(
+        "scatter", [F, "tensor<16xi32>", "tensor<16x70xf32>"], F,
+        "  %r = dlvm.scatter add %a0[%a1], %a2 update_window_dims [1] inserted_window_dims [0] "
+        f"scatter_dims_to_operand_dims [0] index_vector_dim 1 : {F}, tensor<16xi32>, tensor<16x70xf32>")
     cases["argmax"] = _fn("argmax", [F], "tensor<37xi32>", f"  %r = dlvm.argmax %a0 axis 1 : {F} -> tensor<37xi32>")
     cases["argmin"] = _fn("argmin", [F], "tensor<70xi64>", f"  %r = dlvm.argmin %a0 axis 0 : {F} -> tensor<70xi64>")
     cases["cast"] = _fn("cast", [F], I, f"  %r = dlvm.cast %a0 to i32 : {F}")
@@ -158,7 +166,8 @@ GROUPS = {
                or k in ("cmp_select", "cast", "bitcast", "constant", "clamp")],
     "linalg": [k for k in OPS if k.startswith("dot")] + ["transpose", "reverse", "concatenate", "slice", "reshape",
                                                           "pad_shape", "squeeze_shape", "broadcast_to", "random",
-                                                          "dynamic_slice", "dynamic_update_slice", "iota"],
+                                                          "dynamic_slice", "dynamic_update_slice", "iota",
+                                                          "gather", "scatter"],
     "reduce": ["reduce_rows", "reduce_cols", "reduce_all", "scan", "reduce_window", "softmax", "log_softmax",
                "convolve", "loop", "extract", "argmax", "argmin"],
 }

@@ -434,7 +434,7 @@ def test_indexing_with_a_staged_value_names_what_is_supported():
     "index,message",
     [
         (1.5, "cannot index with 1.5: tensors are indexed with Python ints"),
-        ([0, 1], "cannot index with a list"),
+        ([0.5, 1.5], "cannot index with a list"),
         ((Ellipsis, 0, Ellipsis), "a single ellipsis"),
         (slice(0.5, 2), "slice bound 0.5 is not a Python int"),
         ((0, 0, 0), "too many indices \\(3\\) for a tensor of rank 2"),
@@ -546,3 +546,64 @@ def test_rank_promotion_follows_numpy():
     s, w = f(a, b, c)
     np.testing.assert_array_equal(s, a + b)
     np.testing.assert_array_equal(w, np.where(c, a, b))
+
+
+def test_integer_array_indexing_gathers_and_its_gradient_scatters():
+    rng = np.random.default_rng(5)
+    emb = rng.standard_normal((50, 8))
+    tokens = rng.integers(-50, 50, (4, 6)).astype(np.int32)  # negative: from the end
+    labels = rng.integers(0, 10, 4).astype(np.int32)
+    w = rng.standard_normal((8, 10))
+
+    @dl.function
+    def loss(emb, tokens, w, labels):
+        h = dl.reduce_mean(emb[tokens], axis=1)
+        log_p = dl.log_softmax(h @ w, axis=1)
+        return -dl.reduce_mean(dl.take_along_axis(log_p, dl.expand_dims(labels, 1), 1))
+
+    def reference(e):
+        h = e[tokens].mean(1) @ w
+        log_p = h - h.max(1, keepdims=True)
+        log_p -= np.log(np.exp(log_p).sum(1, keepdims=True))
+        return -log_p[np.arange(4), labels].mean()
+
+    assert loss(emb, tokens, w, labels) == pytest.approx(reference(emb), rel=1e-12)
+    grad = dl.gradient(loss, wrt=(0,))(emb, tokens, w, labels)
+    for row in (tokens[0, 0] % 50, tokens[3, 5] % 50):
+        a, b = emb.copy(), emb.copy()
+        a[row, 2] += 1e-6
+        b[row, 2] -= 1e-6
+        assert grad[row, 2] == pytest.approx((reference(a) - reference(b)) / 2e-6, rel=1e-6, abs=1e-10)
+    untouched = np.setdiff1d(np.arange(50), tokens % 50)
+    assert not grad[untouched].any()
+
+
+def test_integer_array_updates_scatter():
+    x = np.zeros((6, 3), np.float32)
+    rows = np.array([1, 4, 1], np.int32)
+
+    @dl.function
+    def f(x, rows):
+        values = dl.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]])
+        return x.at[rows].add(1.0), x.at[rows].set(values), x[:, rows % 3]
+
+    added, replaced, columns = f(x, rows)
+    expected = x.copy()
+    np.add.at(expected, rows, 1.0)
+    np.testing.assert_array_equal(added, expected)  # repeated rows add up
+    expected = x.copy()
+    expected[[1, 4, 1]] = [[1, 2, 3], [4, 5, 6], [7, 8, 9]]  # the last update of row 1 stays
+    np.testing.assert_array_equal(replaced, expected)
+    assert columns.shape == (6, 3)
+    np.testing.assert_array_equal(columns, x[:, rows % 3])
+
+
+def test_python_lists_of_ints_index_like_numpy():
+    x = np.arange(12.0).reshape(4, 3)
+
+    @dl.function
+    def f(x):
+        return x[[0, -1]], x[:, [2, 0, 2]], x[[1, 3], [0, 2]]
+
+    for got, want in zip(f(x), (x[[0, -1]], x[:, [2, 0, 2]], x[[1, 3], [0, 2]])):
+        np.testing.assert_array_equal(got, want)

@@ -760,6 +760,113 @@ def indexing_cases() -> list[Case]:
     return cases
 
 
+def _xla_gather(x, idx, offset_dims, collapsed, start_map, ivd, sizes):
+    """XLA's gather written out element by element (float64 reference)."""
+    idx = np.asarray(idx, np.int64)
+    batch_shape = [n for d, n in enumerate(idx.shape) if d != ivd]
+    window = [d for d in range(x.ndim) if d not in collapsed]
+    out_rank = len(batch_shape) + len(window)
+    out_shape, b, w = [], iter(batch_shape), iter(window)
+    for i in range(out_rank):
+        out_shape.append(sizes[next(w)] if i in offset_dims else next(b))
+    out = np.empty(out_shape, x.dtype)
+    for at in np.ndindex(*out_shape):
+        batch = [at[i] for i in range(out_rank) if i not in offset_dims]
+        offsets = [at[i] for i in offset_dims]
+        start = [0] * x.ndim
+        for k, d in enumerate(start_map):
+            where = list(batch)
+            if ivd < idx.ndim:
+                where.insert(ivd, k)
+            start[d] = int(np.clip(idx[tuple(where)], 0, x.shape[d] - sizes[d]))
+        offsets = iter(offsets)
+        out[at] = x[tuple(start[d] + (0 if d in collapsed else next(offsets)) for d in range(x.ndim))]
+    return out
+
+
+def _xla_scatter(kind, x, idx, upd, window_dims, inserted, to_operand, ivd):
+    """XLA's scatter written out element by element, in the updates' row-major order."""
+    idx = np.asarray(idx, np.int64)
+    out = np.array(x, dtype=np.float64 if x.dtype.kind == "f" else x.dtype, copy=True)
+    window = iter(window_dims)
+    sizes = [1 if d in inserted else upd.shape[next(window)] for d in range(x.ndim)]
+    for at in np.ndindex(*upd.shape):
+        batch = [at[i] for i in range(upd.ndim) if i not in window_dims]
+        offsets = iter([at[i] for i in window_dims])
+        start = [0] * x.ndim
+        for k, d in enumerate(to_operand):
+            where = list(batch)
+            if ivd < idx.ndim:
+                where.insert(ivd, k)
+            start[d] = int(np.clip(idx[tuple(where)], 0, x.shape[d] - sizes[d]))
+        target = tuple(start[d] + (0 if d in inserted else next(offsets)) for d in range(x.ndim))
+        out[target] = {"add": lambda a, b: a + b, "replace": lambda a, b: b, "max": max, "min": min}[kind](
+            out[target], upd[at])
+    return out
+
+
+def _scatter_ref(kind, x, i, u, numbers, dtype):
+    """The scatter in float64; for add, with the rounding bound of the repeated sums."""
+    out = _xla_scatter(kind, x, i, u, *numbers)
+    if kind != "add" or dtype not in FLOATS:
+        return out.astype(x.dtype) if dtype not in FLOATS else out
+    magnitude = _xla_scatter("add", np.abs(x), i, np.abs(u), *numbers)
+    count = _xla_scatter("add", np.zeros(x.shape), i, np.ones(u.shape), *numbers)
+    return out, (count + 1) * EPS[dtype] * magnitude
+
+
+#: (operand, indices, dimension numbers (offset_dims, collapsed, start_index_map, index_vector_dim,
+#: slice_sizes), index range): an embedding lookup, a pick of (row, label) pairs, windows of a
+#: 3-D tensor with an implicit index vector, rows past the thread split
+GATHERS = [
+    ((100, 16), (8, 5), ([2], [0], [0], 2, [1, 16]), (-3, 110)),
+    ((32, 10), (32, 2), ([], [0, 1], [0, 1], 1, [1, 1]), (-2, 12)),
+    ((6, 7, 8), (4,), ([1, 2], [0], [0], 1, [1, 3, 8]), (-1, 7)),
+    ((3000, 64), (700,), ([1], [0], [0], 1, [1, 64]), (0, 2999)),
+    ((9, 5), (2, 3, 2), ([2, 3], [], [1, 0], 2, [2, 3]), (-2, 9)),
+]
+
+
+def gather_cases() -> list[Case]:
+    cases = []
+    for dtype in ("f32", "f64", "i32"):
+        for index, (shape, ishape, (offsets, collapsed, start_map, ivd, sizes), (lo, hi)) in enumerate(GATHERS):
+            if dtype == "i32" and index % 2:
+                continue
+            out = _xla_gather(np.zeros(shape), np.zeros(ishape, np.int64), offsets, collapsed, start_map, ivd,
+                              sizes).shape
+            sample = ints(-1000, 1000) if dtype == "i32" else normal()
+            body = (f"%r = dlvm.gather %a0[%a1] offset_dims {offsets} collapsed_slice_dims {collapsed} "
+                    f"start_index_map {start_map} index_vector_dim {ivd} slice_sizes {sizes} "
+                    f": {ttype(shape, dtype)}, {ttype(ishape, 'i32')}")
+            spec = "fwd vjp jvp fd" if _size(shape) < 2000 else "fwd vjp"
+            cases.append(Case("gather", dtype, [Arg(shape, dtype, sample), Arg(ishape, "i32", ints(lo, hi))], body, out,
+                              dtype, lambda x, i, a=(offsets, collapsed, start_map, ivd, sizes): _xla_gather(x, i, *a),
+                              family="indexing", module=f"gather-{dtype}", modes=modes(spec, dtype, [shape]), rtol=0.0,
+                              seed=index))
+    # scatter: the transposes of the gathers above, each kind; repeated indices on purpose
+    for dtype in ("f32", "f64", "i32"):
+        for kind in ("add", "replace", "max", "min"):
+            for index, (shape, ishape, (offsets, collapsed, start_map, ivd, sizes), (lo, hi)) in enumerate(GATHERS):
+                if index == 3 and kind != "add":
+                    continue
+                updates = _xla_gather(np.zeros(shape), np.zeros(ishape, np.int64), offsets, collapsed, start_map, ivd,
+                                      sizes).shape
+                sample = ints(-1000, 1000) if dtype == "i32" else normal()
+                body = (f"%r = dlvm.scatter {kind} %a0[%a1], %a2 update_window_dims {offsets} inserted_window_dims "
+                        f"{collapsed} scatter_dims_to_operand_dims {start_map} index_vector_dim {ivd} : "
+                        f"{ttype(shape, dtype)}, {ttype(ishape, 'i32')}, {ttype(updates, dtype)}")
+                differentiable = kind in ("add", "replace")
+                spec = ("fwd vjp jvp fd" if _size(shape) < 2000 else "fwd vjp") if differentiable else "fwd"
+                ref = (lambda x, i, u, kind=kind, a=(offsets, collapsed, start_map, ivd), dtype=dtype:
+                       _scatter_ref(kind, x, i, u, a, dtype))
+                cases.append(Case(f"scatter.{kind}", dtype, [Arg(shape, dtype, sample), Arg(ishape, "i32", ints(lo, hi)),
+                                                             Arg(updates, dtype, sample)],
+                                  body, shape, dtype, ref, family="indexing", module=f"scatter-{dtype}",
+                                  modes=modes(spec, dtype, [shape]), rtol=0.0, seed=index, wrt=(0, 2)))
+    return cases
+
+
 # ----- dot -------------------------------------------------------------------
 
 
@@ -1616,7 +1723,7 @@ def random_cases() -> list[Case]:
 # registry and tests
 # --------------------------------------------------------------------------
 
-BUILDERS = [unary_cases, binary_cases, cmp_cases, select_cases, clamp_cases, is_finite_cases, indexing_cases, dot_cases, shape_cases, reduce_cases, scan_cases,
+BUILDERS = [unary_cases, binary_cases, cmp_cases, select_cases, clamp_cases, is_finite_cases, indexing_cases, gather_cases, dot_cases, shape_cases, reduce_cases, scan_cases,
             window_cases, softmax_cases, conv_cases, cast_cases, bitcast_cases, random_cases]
 
 

@@ -62,6 +62,13 @@ def DLVM_ReductionKindAttr : I32EnumAttr<"ReductionKind",
   let cppNamespace = "::mlir::dlvm";
 }
 
+def DLVM_ScatterKindAttr : I32EnumAttr<"ScatterKind",
+    "how a scatter combines an update with the operand's element", [
+      I32EnumAttrCase<"add", 0>, I32EnumAttrCase<"replace", 1>,
+      I32EnumAttrCase<"max", 2>, I32EnumAttrCase<"min", 3>]> {
+  let cppNamespace = "::mlir::dlvm";
+}
+
 def DLVM_PaddingAttr : I32EnumAttr<"Padding",
     "window padding: none (valid), half (same), full", [
       I32EnumAttrCase<"none", 0>, I32EnumAttrCase<"half", 1>,

@@ -426,6 +426,87 @@ def DLVM_DynamicUpdateSliceOp : DLVM_Op<"dynamic_update_slice", [Pure,
   let hasFolder = 1;
 }
 
+def DLVM_GatherOp : DLVM_Op<"gather", [Pure,
+    AllElementTypesMatch<["operand", "result"]>,
+    InferTypeOpAdaptor]> {
+  let summary = "XLA's gather: windows of the operand at positions read from a tensor";
+  let description = [{
+    XLA's gather with its dimension numbers. `indices` holds one start vector
+    per batch position, along `index_vector_dim` (equal to the rank of
+    `indices`: one implicit trailing dimension of size 1). Start element `k`
+    is the start along operand dimension `start_index_map[k]`; starts are
+    clamped as XLA does, `clamp(s, 0, dim - slice_size)`. Each batch position
+    reads a window of `slice_sizes`; the dimensions in `collapsed_slice_dims`
+    (of size 1) are dropped, the others appear at the result's `offset_dims`,
+    and the batch dimensions (those of `indices` but `index_vector_dim`) fill
+    the remaining result dimensions in order. Differentiable in the operand
+    (the adjoint is a scatter-add), not in the indices.
+
+    An embedding lookup, rows of `table` by token:
+
+    ```mlir
+    %e = dlvm.gather %table[%tokens] offset_dims [1] collapsed_slice_dims [0]
+        start_index_map [0] index_vector_dim 1 slice_sizes [1, 64]
+        : tensor<1000x64xf32>, tensor<32xi32>        // tensor<32x64xf32>
+    ```
+  }];
+  let arguments = (ins DLVM_Tensor:$operand, DLVM_IntTensor:$indices,
+                   DenseI64ArrayAttr:$offset_dims,
+                   DenseI64ArrayAttr:$collapsed_slice_dims,
+                   DenseI64ArrayAttr:$start_index_map,
+                   I64Attr:$index_vector_dim,
+                   DenseI64ArrayAttr:$slice_sizes);
+  let results = (outs DLVM_Tensor:$result);
+  let assemblyFormat = [{
+    $operand `[` $indices `]` `offset_dims` $offset_dims `collapsed_slice_dims`
+    $collapsed_slice_dims `start_index_map` $start_index_map `index_vector_dim`
+    $index_vector_dim `slice_sizes` $slice_sizes attr-dict `:` type($operand) `,` type($indices)
+  }];
+}
+
+def DLVM_ScatterOp : DLVM_Op<"scatter", [Pure,
+    AllTypesMatch<["operand", "result"]>,
+    AllElementTypesMatch<["operand", "updates"]>]> {
+  let summary = "XLA's scatter: combines windows of updates into the operand";
+  let description = [{
+    XLA's scatter with its dimension numbers, the inverse layout of
+    `gather`: the dimensions of `updates` at `update_window_dims` form a
+    window (the operand's dimensions but `inserted_window_dims`, in order);
+    the other update dimensions follow the batch dimensions of `indices`,
+    whose start vectors (along `index_vector_dim`) give the window's start
+    along the operand dimensions `scatter_dims_to_operand_dims`, clamped as in
+    `gather`. Each update element is combined with its operand element by
+    `kind`: `add` (on `i1` the sum of `dlvm.add`, a xor), `replace`, `max` or
+    `min` (those of `dlvm.max`/`min`). Updates that reach the same element are
+    applied in the order of the update tensor's elements (row-major), so with
+    `replace` the last one stays. Differentiable for `add` (operand: the
+    adjoint; updates: its gather) and `replace` (the overwritten positions get
+    no adjoint); not for `max`/`min`, nor in the indices.
+
+    The adjoint of an embedding lookup, rows of `grads` added into a table:
+
+    ```mlir
+    %t = dlvm.scatter add %zeros[%tokens], %grads update_window_dims [1]
+        inserted_window_dims [0] scatter_dims_to_operand_dims [0] index_vector_dim 1
+        : tensor<1000x64xf32>, tensor<32xi32>, tensor<32x64xf32>
+    ```
+  }];
+  let arguments = (ins DLVM_ScatterKindAttr:$kind, DLVM_Tensor:$operand,
+                   DLVM_IntTensor:$indices, DLVM_Tensor:$updates,
+                   DenseI64ArrayAttr:$update_window_dims,
+                   DenseI64ArrayAttr:$inserted_window_dims,
+                   DenseI64ArrayAttr:$scatter_dims_to_operand_dims,
+                   I64Attr:$index_vector_dim);
+  let results = (outs DLVM_Tensor:$result);
+  let assemblyFormat = [{
+    $kind $operand `[` $indices `]` `,` $updates `update_window_dims` $update_window_dims
+    `inserted_window_dims` $inserted_window_dims `scatter_dims_to_operand_dims`
+    $scatter_dims_to_operand_dims `index_vector_dim` $index_vector_dim attr-dict
+    `:` type($operand) `,` type($indices) `,` type($updates)
+  }];
+  let hasVerifier = 1;
+}
+
 def DLVM_IotaOp : DLVM_Op<"iota", [Pure]> {
   let summary = "counts along one dimension";
   let description = [{

@@ -420,6 +420,68 @@ def _dynamic_update_slice(frame, node, args):
     return out
 
 
+def _window_coords(grid, indices, window_axes, index_vector_dim, to_operand, operand_shape, window_sizes, inserted):
+    """Operand coordinates of gather/scatter elements (XLA's semantics, clamped starts).
+
+    ``grid``: the coordinates of the gather result / scatter updates (one array
+    per dimension); ``window_axes``: which of them are window dimensions.
+    """
+    batch = [grid[i] for i in range(len(grid)) if i not in window_axes]
+    shape = grid[0].shape if grid else ()
+    starts = [np.zeros(shape, np.int64) for _ in operand_shape]
+    for k, d in enumerate(to_operand):
+        at = list(batch)
+        if index_vector_dim < indices.ndim:
+            at.insert(index_vector_dim, np.full(shape, k))
+        value = np.asarray(signed(indices)[tuple(at)], dtype=np.int64)
+        starts[d] = np.clip(value, 0, operand_shape[d] - window_sizes[d])
+    window = iter(window_axes)
+    return tuple(starts[d] if d in inserted else starts[d] + grid[next(window)] for d in range(len(operand_shape)))
+
+
+@op("dlvm.gather")
+def _gather(frame, node, args):
+    x, indices = args
+    out_shape = node.result_shape()
+    grid = list(np.indices(out_shape)) if out_shape else []
+    collapsed = node.attr("collapsed_slice_dims")
+    coords = _window_coords(grid, indices, node.attr("offset_dims"), node.attr("index_vector_dim"),
+                            node.attr("start_index_map"), x.shape, node.attr("slice_sizes"), collapsed)
+    return x[coords]
+
+
+@op("dlvm.scatter")
+def _scatter(frame, node, args):
+    x, indices, updates = args
+    window_dims, inserted = node.attr("update_window_dims"), node.attr("inserted_window_dims")
+    sizes, window = [], iter(window_dims)
+    for d in range(x.ndim):
+        sizes.append(1 if d in inserted else updates.shape[next(window)])
+    grid = list(np.indices(updates.shape)) if updates.ndim else []
+    coords = _window_coords(grid, indices, window_dims, node.attr("index_vector_dim"),
+                            node.attr("scatter_dims_to_operand_dims"), x.shape, sizes, inserted)
+    out = np.array(x, copy=True)
+    if updates.size == 0:
+        return out
+    linear = np.ravel_multi_index(coords, x.shape).ravel() if x.ndim else np.zeros(1, np.int64)
+    values = updates.ravel()
+    kind = node.attr("kind")
+    if kind == 1:  # replace: in row-major order of the updates, the last one stays
+        _, first_from_end = np.unique(linear[::-1], return_index=True)
+        keep = linear.size - 1 - first_from_end
+        out.flat[linear[keep]] = values[keep]
+        return out
+    flat = out.reshape(-1)
+    if kind == 0:
+        (np.bitwise_xor if x.dtype == np.bool_ else np.add).at(flat, linear, values)
+    else:
+        float_kind = x.dtype.kind == "f"
+        pick = (ieee_maximum if kind == 2 else ieee_minimum) if float_kind else (np.maximum if kind == 2 else np.minimum)
+        for position, value in zip(linear, values):  # in order (IEEE max/min have no ufunc.at)
+            flat[position] = pick(flat[position], value)
+    return flat.reshape(x.shape)
+
+
 @op("dlvm.iota")
 def _iota(frame, node, args):
     shape, dim, elem = node.result_shape(), node.attr("dim"), node.result_elem()

@@ -49,6 +49,7 @@ __all__ = [
     "dynamic_update_slice",
     "expand_dims",
     "full",
+    "gather",
     "getitem",
     "iota",
     "lift",
@@ -68,10 +69,12 @@ __all__ = [
     "reshape",
     "reverse",
     "scan",
+    "scatter",
     "slice",
     "softmax",
     "log_softmax",
     "squeeze",
+    "take_along_axis",
     "transpose",
     "where",
     "zeros",
@@ -258,7 +261,7 @@ COMPARISONS: dict[str, str] = {
 """Python name -> ``dlvm.cmp`` predicate; the result is an ``i1`` tensor."""
 
 
-def _common(what: str, values: Sequence[ArrayLike]) -> list[Tensor]:
+def _common(what: str, values: Sequence[ArrayLike], promote: bool = True) -> list[Tensor]:
     """Lift operands to tensors of one element type (that of the first tensor), their
     ranks promoted as numpy does (leading 1s; DLVM broadcasts equal ranks and rank 0)."""
     anchor = next((v for v in values if isinstance(v, Tensor)), None)
@@ -270,7 +273,7 @@ def _common(what: str, values: Sequence[ArrayLike]) -> list[Tensor]:
     if len(dtypes) > 1:
         names = " and ".join(str(t.dtype) for t in lifted)
         raise DTypeError(f"{what}: operands have element types {names}; convert one with dl.cast")
-    return _promote_ranks(lifted)
+    return _promote_ranks(lifted) if promote else lifted
 
 
 def _promote_ranks(tensors: Sequence[Tensor]) -> list[Tensor]:
@@ -393,7 +396,7 @@ def concatenate(xs: Sequence[ArrayLike], axis: int = 0) -> Tensor:
     """``dlvm.concatenate``: joins tensors of equal rank along ``axis``."""
     if not xs:
         raise ShapeError("dl.concatenate needs at least one tensor")
-    tensors = _common("dl.concatenate", list(xs))
+    tensors = _common("dl.concatenate", list(xs), promote=False)
     values = [t.checked() for t in tensors]
     dim = _axis(axis, tensors[0].ndim, "dl.concatenate")
     return _emit("dl.concatenate", lambda loc: dlvm.concatenate(values, dim, loc=loc))
@@ -526,6 +529,19 @@ def iota(shape: Sequence[int], dim: int = 0, dtype: Any = i32) -> Tensor:
     return _emit("dl.iota", lambda loc: dlvm.iota(ir.RankedTensorType.get(dims, element.mlir()), axis, loc=loc))
 
 
+def take_along_axis(x: ArrayLike, indices: ArrayLike, axis: int) -> Tensor:
+    """numpy's ``take_along_axis``: ``x`` at ``indices`` along ``axis`` (``indices`` has
+    ``x``'s rank; e.g. the log-probabilities of integer labels, ``dlvm.gather``)."""
+    t, i = lift(x), cast(lift(indices), i32)
+    if i.ndim != t.ndim:
+        raise ShapeError(f"dl.take_along_axis: indices of rank {i.ndim} for a tensor of rank {t.ndim}")
+    dim = _axis(axis, t.ndim, "dl.take_along_axis")
+    columns = [_wrap_negative(i, t.shape[d]) if d == dim else iota(list(i.shape), d) for d in range(t.ndim)]
+    starts = concatenate([expand_dims(c, t.ndim) for c in columns], axis=t.ndim)
+    every = list(range(t.ndim))
+    return gather(t, starts, [], every, every, t.ndim, [1] * t.ndim)
+
+
 def _arg(name: str, build: Callable[..., ir.Value]) -> Callable[..., Tensor]:
     def op(x: ArrayLike, axis: int = -1, dtype: Any = i32) -> Tensor:
         t = lift(x)
@@ -545,6 +561,88 @@ def _arg(name: str, build: Callable[..., ir.Value]) -> Callable[..., Tensor]:
 
 argmax = _arg("argmax", dlvm.argmax)
 argmin = _arg("argmin", dlvm.argmin)
+
+
+def gather(
+    x: ArrayLike, indices: ArrayLike, offset_dims: Sequence[int], collapsed_slice_dims: Sequence[int],
+    start_index_map: Sequence[int], index_vector_dim: int, slice_sizes: Sequence[int],
+) -> Tensor:
+    """``dlvm.gather`` with XLA's dimension numbers (``lax.gather``; starts are clamped)."""
+    t, i = lift(x), lift(indices)
+    a, b = t.checked(), i.checked()
+    return _emit("dl.gather", lambda loc: dlvm.gather(
+        a, b, list(offset_dims), list(collapsed_slice_dims), list(start_index_map), int(index_vector_dim),
+        list(slice_sizes), loc=loc))
+
+
+def scatter(
+    kind: str, x: ArrayLike, indices: ArrayLike, updates: ArrayLike, update_window_dims: Sequence[int],
+    inserted_window_dims: Sequence[int], scatter_dims_to_operand_dims: Sequence[int], index_vector_dim: int,
+) -> Tensor:
+    """``dlvm.scatter`` (``kind``: add, replace, max, min) with XLA's dimension numbers."""
+    if kind not in ("add", "replace", "max", "min"):
+        raise ShapeError(f"dl.scatter: unknown kind {kind!r} (expected add, replace, max or min)")
+    t = lift(x)
+    i, u = lift(indices), lift(updates, t.dtype)
+    a, b, c = t.checked(), i.checked(), u.checked()
+    return _emit("dl.scatter", lambda loc: dlvm.scatter(
+        getattr(dlvm.ScatterKind, kind), a, b, c, list(update_window_dims), list(inserted_window_dims),
+        list(scatter_dims_to_operand_dims), int(index_vector_dim), loc=loc))
+
+
+def _is_index_array(item: Any) -> bool:
+    """An integer array indexes like numpy's advanced indexing (a ragged or non-integer
+    list is left for ``_check_index_item`` to reject)."""
+    if isinstance(item, list):
+        item = np.asarray(item) if item and _rectangular(item) else None
+    if not isinstance(item, (Tensor, np.ndarray)) or _is_staged_index(item):
+        return False
+    dtype = item.dtype if isinstance(item, Tensor) else lift(item).dtype
+    return dtype.is_int and not dtype.is_bool
+
+
+def _rectangular(items: list) -> bool:
+    try:
+        return np.asarray(items).dtype != object
+    except ValueError:  # numpy >= 1.24 rejects ragged nesting
+        return False
+
+
+def _advanced(x: Tensor, index: Any, what: str) -> tuple[Tensor, list[int]] | None:
+    """numpy's advanced indexing by integer arrays at consecutive positions, the other
+    positions whole (``emb[tokens]``, ``logp[rows, labels]``, ``x[:, idx]``): the start
+    vectors (an i32 tensor whose last dimension runs over the indexed dimensions) and
+    those dimensions; None when ``index`` has no integer array."""
+    items = list(index) if isinstance(index, tuple) else [index]
+    arrays = [at for at, item in enumerate(items) if _is_index_array(item)]
+    if not arrays:
+        return None
+    if arrays != list(range(arrays[0], arrays[-1] + 1)):
+        raise ShapeError(f"{what}: integer arrays must index consecutive dimensions")
+    if Ellipsis in [i for i in items if not isinstance(i, (Tensor, np.ndarray, list))]:
+        at = [k for k, i in enumerate(items) if i is Ellipsis][0]
+        items[at : at + 1] = [builtins.slice(None)] * (x.ndim - len(items) + 1)
+        return _advanced(x, tuple(items), what)
+    for at, item in enumerate(items):
+        if at not in arrays and item != builtins.slice(None):
+            raise ShapeError(f"{what}: with integer arrays, the other positions must be ':' (whole dimensions)")
+    if len(items) > x.ndim:
+        raise ShapeError(f"too many indices ({len(items)}) for a tensor of rank {x.ndim}")
+    dims = [arrays[0] + k for k in range(len(arrays))]
+    tensors = _promote_ranks([cast(lift(items[at]), i32) for at in arrays])
+    shape = [builtins.max(n) for n in zip(*(t.shape for t in tensors))] if tensors[0].ndim else []
+    columns = []
+    for t, d in zip(tensors, dims):
+        t = broadcast_to(t, shape) if list(t.shape) != shape else t
+        columns.append(expand_dims(_wrap_negative(t, x.shape[d]), len(shape)))
+    return concatenate(columns, axis=len(shape)), dims
+
+
+def _advanced_numbers(x: Tensor, starts: Tensor, dims: list[int]) -> tuple[list[int], list[int]]:
+    """(offset / update window dims, window sizes) of a gather / scatter at ``dims``."""
+    batch = starts.ndim - 1
+    window = [d if d < dims[0] else d + batch - len(dims) for d in range(x.ndim) if d not in dims]
+    return window, [1 if d in dims else x.shape[d] for d in range(x.ndim)]
 
 
 def _wrap_negative(index: Tensor, extent: int) -> Tensor:
@@ -594,7 +692,13 @@ def _box(x: Tensor, index: Any, what: str) -> tuple[list[int | Tensor], list[int
 def getitem(x: Tensor, index: Any) -> Tensor:
     """``x[index]`` with ints, rank-0 integer tensors (``dlvm.dynamic_slice``; negative
     positions count from the end, then clamped as XLA does), slices (positive steps),
-    ``...`` and ``None``: a slice, then a reshape."""
+    ``...`` and ``None``: a slice, then a reshape; or with integer arrays at consecutive
+    positions, the others ``:`` (numpy's advanced indexing: ``dlvm.gather``)."""
+    advanced = _advanced(x, index, "x[...]")
+    if advanced is not None:
+        starts, dims = advanced
+        offsets, sizes = _advanced_numbers(x, starts, dims)
+        return gather(x, starts, offsets, dims, dims, starts.ndim - 1, sizes)
     items = list(index) if isinstance(index, tuple) else [index]
     for item in items:
         _check_index_item(item)

@@ -218,7 +218,9 @@ class Tensor:
     @property
     def at(self) -> _At:
         """JAX's functional updates: ``x.at[i].set(v)``, ``.add(v)``, ``.max(v)``, ``.min(v)``
-        for a window index (ints, rank-0 integer tensors, step-1 slices, ``...``)."""
+        at a window (ints, rank-0 integer tensors, step-1 slices, ``...``: a dynamic update
+        slice) or at integer arrays (advanced indexing: a scatter; repeated positions add
+        up, and with ``set`` the last one stays)."""
         return _At(self)
 
     def clip(self, low: Any, high: Any) -> Tensor:
@@ -310,28 +312,39 @@ class _AtWindow:
     def __init__(self, tensor: Tensor, index: Any) -> None:
         self._tensor, self._index = tensor, index
 
-    def _update(self, values: Any, combine: Any, what: str) -> Tensor:
+    def _update(self, values: Any, kind: str, what: str) -> Tensor:
         x = self._tensor
+        advanced = ops._advanced(x, self._index, what)
+        if advanced is not None:  # integer arrays: dlvm.scatter
+            starts, dims = advanced
+            window, _ = ops._advanced_numbers(x, starts, dims)
+            shape = list(ops.getitem(x, self._index).shape)
+            v = self._fitted(values, shape, what)
+            return ops.scatter(kind, x, starts, v, window, dims, dims, starts.ndim - 1)
         starts, sizes, shape = ops._box(x, self._index, what)
-        v = ops.lift(values, x.dtype)
-        if v.ndim > len(shape):
-            raise ShapeError(f"{what}: values of shape {tuple(v.shape)} for a window of shape {tuple(shape)}")
-        if v.ndim < len(shape):  # numpy's rank promotion, then DLVM broadcasting
-            v = ops.reshape(v, [1] * (len(shape) - v.ndim) + list(v.shape))
-        if list(v.shape) != shape:
-            v = ops.broadcast_to(v, shape)
-        if combine is not None:
+        v = self._fitted(values, shape, what)
+        if kind != "replace":
+            combine = {"add": ops.add, "max": ops.maximum, "min": ops.minimum}[kind]
             v = combine(ops.reshape(ops.dynamic_slice(x, starts, sizes), shape), v)
         return ops.dynamic_update_slice(x, ops.reshape(v, sizes), starts)
 
+    def _fitted(self, values: Any, shape: list[int], what: str) -> Tensor:
+        """``values`` broadcast to the window's shape (numpy's rank promotion, then DLVM's rules)."""
+        v = ops.lift(values, self._tensor.dtype)
+        if v.ndim > len(shape):
+            raise ShapeError(f"{what}: values of shape {tuple(v.shape)} for a window of shape {tuple(shape)}")
+        if v.ndim < len(shape):
+            v = ops.reshape(v, [1] * (len(shape) - v.ndim) + list(v.shape))
+        return v if list(v.shape) == shape else ops.broadcast_to(v, shape)
+
     def set(self, values: Any) -> Tensor:
-        return self._update(values, None, "x.at[...].set")
+        return self._update(values, "replace", "x.at[...].set")
 
     def add(self, values: Any) -> Tensor:
-        return self._update(values, ops.add, "x.at[...].add")
+        return self._update(values, "add", "x.at[...].add")
 
     def max(self, values: Any) -> Tensor:
-        return self._update(values, ops.maximum, "x.at[...].max")
+        return self._update(values, "max", "x.at[...].max")
 
     def min(self, values: Any) -> Tensor:
-        return self._update(values, ops.minimum, "x.at[...].min")
+        return self._update(values, "min", "x.at[...].min")

@@ -40,3 +40,30 @@ func.func @argmax(%x: tensor<4x8xf32>) -> tensor<4xi32> {
   %r = dlvm.argmax %x axis 1 : tensor<4x8xf32> -> tensor<4xi32>
   return %r : tensor<4xi32>
 }
+
+// gather: one linalg.generic over the result, reading the start from the indices
+// (clamped) in its body. scatter: a loop nest over the updates carrying the result.
+// CHECK-LABEL: func.func @embed
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<8x16xf32>)
+// CHECK: %[[B:.*]] = linalg.index 0 : index
+// CHECK: %[[W:.*]] = linalg.index 1 : index
+// CHECK: %[[T:.*]] = tensor.extract %{{.*}}[%[[B]]] : tensor<8xi32>
+// CHECK: arith.minsi
+// CHECK: %[[S:.*]] = arith.maxsi
+// CHECK: %[[C:.*]] = arith.addi %{{.*}}, %[[W]] : index
+// CHECK: tensor.extract %{{.*}}[%[[S]], %[[C]]] : tensor<100x16xf32>
+// CHECK-LABEL: func.func @unembed
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: %[[U:.*]] = tensor.extract %{{.*}} : tensor<8x16xf32>
+// CHECK: %[[OLD:.*]] = tensor.extract %{{.*}} : tensor<100x16xf32>
+// CHECK: %[[NEW:.*]] = arith.addf %[[OLD]], %[[U]] : f32
+// CHECK: tensor.insert %[[NEW]]
+func.func @embed(%table: tensor<100x16xf32>, %tokens: tensor<8xi32>) -> tensor<8x16xf32> {
+  %e = dlvm.gather %table[%tokens] offset_dims [1] collapsed_slice_dims [0] start_index_map [0] index_vector_dim 1 slice_sizes [1, 16] : tensor<100x16xf32>, tensor<8xi32>
+  return %e : tensor<8x16xf32>
+}
+func.func @unembed(%table: tensor<100x16xf32>, %tokens: tensor<8xi32>, %g: tensor<8x16xf32>) -> tensor<100x16xf32> {
+  %t = dlvm.scatter add %table[%tokens], %g update_window_dims [1] inserted_window_dims [0] scatter_dims_to_operand_dims [0] index_vector_dim 1 : tensor<100x16xf32>, tensor<8xi32>, tensor<8x16xf32>
+  return %t : tensor<100x16xf32>
+}

@@ -790,3 +790,27 @@ func.func @is_finite_int(%x: tensor<4xi32>) {
   %0 = dlvm.is_finite %x : tensor<4xi32>
   return
 }
+
+// -----
+
+func.func @gather_collapsed(%x: tensor<10x4xf32>, %i: tensor<3xi32>) {
+  // expected-error @+1 {{collapsed dimension 0 has slice size 2, expected at most 1}}
+  %0 = dlvm.gather %x[%i] offset_dims [1] collapsed_slice_dims [0] start_index_map [0] index_vector_dim 1 slice_sizes [2, 4] : tensor<10x4xf32>, tensor<3xi32>
+  return
+}
+
+// -----
+
+func.func @gather_offsets(%x: tensor<10x4xf32>, %i: tensor<3xi32>) {
+  // expected-error @+1 {{expected 1 offset_dims (the uncollapsed operand dimensions), got 2}}
+  %0 = dlvm.gather %x[%i] offset_dims [1, 2] collapsed_slice_dims [0] start_index_map [0] index_vector_dim 1 slice_sizes [1, 4] : tensor<10x4xf32>, tensor<3xi32>
+  return
+}
+
+// -----
+
+func.func @scatter_batch(%x: tensor<10x4xf32>, %i: tensor<3xi32>, %u: tensor<2x4xf32>) {
+  // expected-error @+1 {{the update dimensions outside the window [2] must be those of the indices without index_vector_dim [3]}}
+  %0 = dlvm.scatter add %x[%i], %u update_window_dims [1] inserted_window_dims [0] scatter_dims_to_operand_dims [0] index_vector_dim 1 : tensor<10x4xf32>, tensor<3xi32>, tensor<2x4xf32>
+  return
+}

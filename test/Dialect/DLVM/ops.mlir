@@ -279,3 +279,12 @@ func.func @indexing(%x: tensor<4x8xf32>, %u: tensor<1x8xf32>, %t: tensor<i32>, %
   %4 = dlvm.argmin %x axis 0 : tensor<4x8xf32> -> tensor<8xi64>
   return
 }
+
+// CHECK-LABEL: func.func @gather_scatter
+func.func @gather_scatter(%x: tensor<10x4xf32>, %i: tensor<3xi32>, %u: tensor<3x4xf32>) {
+  // CHECK: dlvm.gather %{{.*}}[%{{.*}}] offset_dims [1] collapsed_slice_dims [0] start_index_map [0] index_vector_dim 1 slice_sizes [1, 4] : tensor<10x4xf32>, tensor<3xi32>
+  %0 = dlvm.gather %x[%i] offset_dims [1] collapsed_slice_dims [0] start_index_map [0] index_vector_dim 1 slice_sizes [1, 4] : tensor<10x4xf32>, tensor<3xi32>
+  // CHECK: dlvm.scatter max %{{.*}}[%{{.*}}], %{{.*}} update_window_dims [1] inserted_window_dims [0] scatter_dims_to_operand_dims [0] index_vector_dim 1 : tensor<10x4xf32>, tensor<3xi32>, tensor<3x4xf32>
+  %1 = dlvm.scatter max %x[%i], %u update_window_dims [1] inserted_window_dims [0] scatter_dims_to_operand_dims [0] index_vector_dim 1 : tensor<10x4xf32>, tensor<3xi32>, tensor<3x4xf32>
+  return
+}

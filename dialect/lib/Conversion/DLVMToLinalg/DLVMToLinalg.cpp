@@ -1346,6 +1346,119 @@ struct IotaLowering : StaticOpLowering<IotaOp> {
   }
 };
 
+/// The clamped window starts of one gather/scatter batch position: element k
+/// of the start vector (read from `indices` at `batch` with k at
+/// `indexVectorDim`) starts operand dimension `toOperand[k]`, clamped to
+/// [0, dim - windowSize]; the other dimensions start at 0.
+SmallVector<Value> gatherStarts(OpBuilder &b, Location loc, Value indices, ValueRange batch,
+                                int64_t indexVectorDim, ArrayRef<int64_t> toOperand,
+                                ArrayRef<int64_t> operandShape, ArrayRef<int64_t> windowSizes) {
+  SmallVector<Value> starts(operandShape.size(), indexConst(b, loc, 0));
+  int64_t indicesRank = tensorType(indices).getRank();
+  for (auto [k, d] : llvm::enumerate(toOperand)) {
+    SmallVector<Value> at(batch.begin(), batch.end());
+    if (indexVectorDim < indicesRank)
+      at.insert(at.begin() + indexVectorDim, indexConst(b, loc, k));
+    Value raw = tensor::ExtractOp::create(b, loc, indices, at);
+    Value i = arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
+    i = arith::MinSIOp::create(b, loc, i, indexConst(b, loc, operandShape[d] - windowSizes[d]));
+    starts[d] = arith::MaxSIOp::create(b, loc, i, indexConst(b, loc, 0));
+  }
+  return starts;
+}
+
+/// A linalg.generic over the result: each element reads the operand at its
+/// window start (read from the indices in the body) plus its window offset.
+struct GatherLowering : StaticOpLowering<GatherOp> {
+  using StaticOpLowering::StaticOpLowering;
+
+  LogicalResult lower(GatherOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto out = cast<RankedTensorType>(op.getType());
+    Value operand = adaptor.getOperand(), indices = adaptor.getIndices();
+    ArrayRef<int64_t> shape = tensorType(operand).getShape();
+    ArrayRef<int64_t> offsetDims = op.getOffsetDims(), collapsed = op.getCollapsedSliceDims();
+    MLIRContext *ctx = rewriter.getContext();
+    Value empty = emptyTensor(rewriter, loc, out.getShape(), out.getElementType());
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{out}, ValueRange{}, ValueRange{empty},
+        SmallVector<AffineMap>{AffineMap::getMultiDimIdentityMap(out.getRank(), ctx)},
+        parallelIterators(out.getRank()), [&](OpBuilder &b, Location l, ValueRange) {
+          SmallVector<Value> batch, window;
+          for (int64_t i = 0; i < out.getRank(); ++i)
+            (llvm::is_contained(offsetDims, i) ? window : batch)
+                .push_back(linalg::IndexOp::create(b, l, i));
+          SmallVector<Value> at = gatherStarts(b, l, indices, batch, op.getIndexVectorDim(),
+                                               op.getStartIndexMap(), shape, op.getSliceSizes());
+          auto next = window.begin();
+          for (int64_t d = 0; d < (int64_t)shape.size(); ++d)
+            if (!llvm::is_contained(collapsed, d))
+              at[d] = arith::AddIOp::create(b, l, at[d], *next++);
+          linalg::YieldOp::create(b, l, ValueRange{tensor::ExtractOp::create(b, l, operand, at)});
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+/// A loop nest over the updates (in row-major order, so a later update of
+/// the same element is applied after an earlier one) combining each into the
+/// operand element it reaches: tensor.extract / tensor.insert on a carried
+/// tensor, which bufferizes in place.
+struct ScatterLowering : StaticOpLowering<ScatterOp> {
+  using StaticOpLowering::StaticOpLowering;
+
+  LogicalResult lower(ScatterOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value operand = adaptor.getOperand(), indices = adaptor.getIndices(),
+          updates = adaptor.getUpdates();
+    ArrayRef<int64_t> shape = tensorType(operand).getShape();
+    RankedTensorType updatesType = tensorType(updates);
+    ArrayRef<int64_t> windowDims = op.getUpdateWindowDims(), inserted = op.getInsertedWindowDims();
+    // the window's size along each operand dimension (1 for the inserted ones)
+    SmallVector<int64_t> windowSizes(shape.size(), 1);
+    auto nextWindow = windowDims.begin();
+    for (int64_t d = 0; d < (int64_t)shape.size(); ++d)
+      if (!llvm::is_contained(inserted, d))
+        windowSizes[d] = updatesType.getDimSize(*nextWindow++);
+    ScatterKind kind = op.getKind();
+    SmallVector<Value> lbs, ubs, steps;
+    for (int64_t n : updatesType.getShape()) {
+      lbs.push_back(indexConst(rewriter, loc, 0));
+      ubs.push_back(indexConst(rewriter, loc, n));
+      steps.push_back(indexConst(rewriter, loc, 1));
+    }
+    scf::LoopNest nest = scf::buildLoopNest(
+        rewriter, loc, lbs, ubs, steps, ValueRange{operand},
+        [&](OpBuilder &b, Location l, ValueRange ivs, ValueRange carried) -> scf::ValueVector {
+          SmallVector<Value> batch, window;
+          for (int64_t i = 0; i < updatesType.getRank(); ++i)
+            (llvm::is_contained(windowDims, i) ? window : batch).push_back(ivs[i]);
+          SmallVector<Value> at =
+              gatherStarts(b, l, indices, batch, op.getIndexVectorDim(),
+                           op.getScatterDimsToOperandDims(), shape, windowSizes);
+          auto next = window.begin();
+          for (int64_t d = 0; d < (int64_t)shape.size(); ++d)
+            if (!llvm::is_contained(inserted, d))
+              at[d] = arith::AddIOp::create(b, l, at[d], *next++);
+          Value update = tensor::ExtractOp::create(b, l, updates, ivs);
+          Value value = update;
+          if (kind != ScatterKind::replace) {
+            Value current = tensor::ExtractOp::create(b, l, carried[0], at);
+            ReductionKind combinator = kind == ScatterKind::add ? ReductionKind::add
+                                       : kind == ScatterKind::max ? ReductionKind::max
+                                                                  : ReductionKind::min;
+            value = combine(b, l, combinator, current, update);
+          }
+          return {tensor::InsertOp::create(b, l, value, carried[0], at)};
+        });
+    rewriter.replaceOp(op, nest.results.empty() ? operand : nest.results[0]);
+    return success();
+  }
+};
+
 /// A reduction carrying (best value, its index): a candidate replaces the
 /// best when it is strictly larger (smaller), or a NaN facing a number, so
 /// ties keep the first position and the first NaN wins. i1 compares as a
@@ -2238,6 +2351,7 @@ void mlir::dlvm::populateDLVMToLinalgConversionPatterns(
   addElementwise<BitcastOp>(patterns, emitBitcast);
   // Structured ops.
   patterns.add<DynamicSliceLowering, DynamicUpdateSliceLowering, IotaLowering,
+               GatherLowering, ScatterLowering,
                ArgExtremumLowering<ArgMaxOp, true>, ArgExtremumLowering<ArgMinOp, false>>(
       patterns.getContext());
   patterns.add<DotLowering, TransposeLowering, ReverseLowering,

@@ -305,6 +305,58 @@ def _dynamic_update_slice(r) -> None:
         r.accumulate(1, dlvm.dynamic_slice(r.g, indices, list(update_type.shape)))
 
 
+def _scatter_window_sizes(operand: ir.Value, updates: ir.Value, window_dims: list[int], inserted: list[int]) -> list[int]:
+    """The window a scatter writes, per operand dimension (1 for the inserted ones)."""
+    shape, window = ir.RankedTensorType(updates.type).shape, iter(window_dims)
+    return [1 if d in inserted else shape[next(window)] for d in range(ir.RankedTensorType(operand.type).rank)]
+
+
+@adjoint("dlvm.gather")
+def _gather(r) -> None:
+    """The transpose of a gather: its windows of the adjoint added back (scatter add)."""
+    if not r.wants(0):
+        return
+    op = r.op
+    zeros = vocab.zeros(r.x(0).type)
+    r.accumulate(0, dlvm.scatter(
+        dlvm.ScatterKind.add, zeros, r.x(1), r.g, attr_ints(op, "offset_dims"), attr_ints(op, "collapsed_slice_dims"),
+        attr_ints(op, "start_index_map"), attr_int(op, "index_vector_dim"),
+    ))
+
+
+@adjoint("dlvm.scatter")
+def _scatter(r) -> None:
+    op = r.op
+    kind = enum_name(op, "kind", dlvm.ScatterKind)
+    if kind not in ("add", "replace"):
+        raise r.fail(f"(a scatter {kind}: only add and replace are)")
+    window_dims, inserted = attr_ints(op, "update_window_dims"), attr_ints(op, "inserted_window_dims")
+    to_operand, vector_dim = attr_ints(op, "scatter_dims_to_operand_dims"), attr_int(op, "index_vector_dim")
+    operand, indices, updates = r.x(0), r.x(1), r.x(2)
+    if r.wants(0):
+        # add passes the adjoint through; replace leaves none at the overwritten positions
+        passed = r.g if kind == "add" else dlvm.scatter(
+            dlvm.ScatterKind.replace, r.g, indices, vocab.zeros(updates.type), window_dims, inserted, to_operand,
+            vector_dim)
+        r.accumulate(0, passed)
+    if r.wants(2):
+        sizes = _scatter_window_sizes(operand, updates, window_dims, inserted)
+        grad = dlvm.gather(r.g, indices, window_dims, inserted, to_operand, vector_dim, sizes)
+        if kind == "replace":
+            # only the update that stayed (the last one written to its element) gets the
+            # adjoint: scatter every update's number, read back whose number stayed
+            update_type = ir.RankedTensorType(updates.type)
+            i64 = ir.IntegerType.get_signless(64)
+            count = math.prod(update_type.shape)
+            numbers = vocab.reshape(dlvm.iota(ir.RankedTensorType.get([count], i64), 0), list(update_type.shape))
+            stayed = dlvm.scatter(
+                dlvm.ScatterKind.replace, vocab.const(ir.RankedTensorType.get(list(ir.RankedTensorType(operand.type).shape), i64), -1),
+                indices, numbers, window_dims, inserted, to_operand, vector_dim)
+            winner = dlvm.gather(stayed, indices, window_dims, inserted, to_operand, vector_dim, sizes)
+            grad = select(dlvm.cmp(dlvm.CmpPredicate.eq, winner, numbers), grad, 0.0)
+        r.accumulate(2, grad)
+
+
 @adjoint("dlvm.reshape")
 def _reshape(r) -> None:
     r.accumulate(0, vocab.reshape(r.g, vocab.shape(r.x(0))))
@@ -337,6 +389,7 @@ for _name in (
     "dlvm.slice",
     "dlvm.dynamic_slice",
     "dlvm.dynamic_update_slice",
+    "dlvm.gather",
     "dlvm.reshape",
     "dlvm.pad_shape",
     "dlvm.squeeze_shape",
@@ -344,6 +397,15 @@ for _name in (
     "dlvm.cast",
 ):
     tangent(_name)(linear_tangent)
+
+@tangent("dlvm.scatter")
+def _scatter_tangent(t) -> None:
+    """add and replace are linear in (operand, updates); max and min are not differentiable."""
+    kind = enum_name(t.op, "kind", dlvm.ScatterKind)
+    if kind not in ("add", "replace"):
+        raise t.fail(f"(a scatter {kind}: only add and replace are)")
+    linear_tangent(t)
+
 
 # --------------------------------------------------------------------------
 # Reductions
