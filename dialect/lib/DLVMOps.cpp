@@ -850,6 +850,19 @@ OpFoldResult SelectOp::fold(FoldAdaptor adaptor) {
 // dot
 //===----------------------------------------------------------------------===//
 
+/// Dimension numbers: each in [0, bound), no repeats, and ascending if `sorted`.
+static LogicalResult checkDimList(std::optional<Location> loc, StringRef name,
+                                  ArrayRef<int64_t> dims, int64_t bound, bool sorted) {
+  for (auto [i, d] : llvm::enumerate(dims)) {
+    if (d < 0 || d >= bound)
+      return emitOptionalError(loc, name, " has ", d, ", not in [0, ", bound, ")");
+    if (i > 0 && (sorted ? dims[i - 1] >= d : llvm::is_contained(dims.take_front(i), d)))
+      return emitOptionalError(loc, name, " must be ", sorted ? "ascending and " : "",
+                               "without repeats");
+  }
+  return success();
+}
+
 LogicalResult DotOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                       Adaptor adaptor, SmallVectorImpl<Type> &results) {
   if (failed(checkTensorOperands(loc, adaptor.getOperands())))
@@ -888,6 +901,45 @@ LogicalResult DotOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc
         "matrix x vector, vector x matrix or vector . vector)");
   }
   return pushTensor(loc, shape, elt, results);
+}
+
+LogicalResult DotGeneralOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                             Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  if (failed(checkTensorOperands(loc, adaptor.getOperands())))
+    return failure();
+  RankedTensorType lt = tensorOf(adaptor.getLhs()), rt = tensorOf(adaptor.getRhs());
+  ArrayRef<int64_t> lb = adaptor.getLhsBatchingDims(), rb = adaptor.getRhsBatchingDims();
+  ArrayRef<int64_t> lc = adaptor.getLhsContractingDims(), rc = adaptor.getRhsContractingDims();
+  if (lb.size() != rb.size())
+    return emitOptionalError(loc, "lhs and rhs have different numbers of batch dimensions (",
+                             lb.size(), " and ", rb.size(), ")");
+  if (lc.size() != rc.size())
+    return emitOptionalError(loc, "lhs and rhs have different numbers of contracting dimensions (",
+                             lc.size(), " and ", rc.size(), ")");
+  // each operand: its batch and contracting dimensions in range and distinct
+  for (auto [side, type, batch, contract] :
+       {std::tuple{"lhs", lt, lb, lc}, std::tuple{"rhs", rt, rb, rc}}) {
+    SmallVector<int64_t> both(batch);
+    both.append(contract.begin(), contract.end());
+    if (failed(checkDimList(loc, (Twine(side) + " batch and contracting dimensions").str(), both,
+                            type.getRank(), false)))
+      return failure();
+  }
+  ArrayRef<int64_t> l = lt.getShape(), r = rt.getShape();
+  for (auto [what, ld, rd] : {std::tuple{"batch", lb, rb}, std::tuple{"contracting", lc, rc}})
+    for (auto [a, b] : llvm::zip(ld, rd))
+      if (l[a] != r[b])
+        return emitOptionalError(loc, what, " dimensions differ in size: lhs dimension ", a,
+                                 " has ", l[a], ", rhs dimension ", b, " has ", r[b], " (",
+                                 lt, " and ", rt, ")");
+  SmallVector<int64_t> shape;
+  for (int64_t d : lb)
+    shape.push_back(l[d]);
+  for (auto [type, batch, contract] : {std::tuple{lt, lb, lc}, std::tuple{rt, rb, rc}})
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (!llvm::is_contained(batch, d) && !llvm::is_contained(contract, d))
+        shape.push_back(type.getDimSize(d));
+  return pushTensor(loc, shape, lt.getElementType(), results);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1132,19 +1184,6 @@ LogicalResult DynamicUpdateSliceOp::verify() {
 OpFoldResult DynamicUpdateSliceOp::fold(FoldAdaptor) {
   // an update of the whole operand replaces it
   return getUpdate().getType() == getType() ? OpFoldResult(getUpdate()) : OpFoldResult();
-}
-
-/// Dimension numbers: each in [0, bound), no repeats, and ascending if `sorted`.
-static LogicalResult checkDimList(std::optional<Location> loc, StringRef name,
-                                  ArrayRef<int64_t> dims, int64_t bound, bool sorted) {
-  for (auto [i, d] : llvm::enumerate(dims)) {
-    if (d < 0 || d >= bound)
-      return emitOptionalError(loc, name, " has ", d, ", not in [0, ", bound, ")");
-    if (i > 0 && (sorted ? dims[i - 1] >= d : llvm::is_contained(dims.take_front(i), d)))
-      return emitOptionalError(loc, name, " must be ", sorted ? "ascending and " : "",
-                               "without repeats");
-  }
-  return success();
 }
 
 /// The batch shape of gather/scatter indices (their shape without

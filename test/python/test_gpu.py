@@ -95,6 +95,10 @@ def op_cases() -> dict[str, str]:
                            "  %r = dlvm.dot %a0, %a1 : tensor<8x16xi32>, tensor<16x8xi32>")
     cases["dot_f16"] = _fn("dot_f16", ["tensor<64x48xf16>", "tensor<48x40xf16>"], "tensor<64x40xf16>",
                            "  %r = dlvm.dot %a0, %a1 : tensor<64x48xf16>, tensor<48x40xf16>")
+    cases["dot_general"] = _fn(
+        "dot_general", ["tensor<2x3x17x32xf32>", "tensor<2x3x9x32xf32>"], "tensor<2x3x17x9xf32>",
+        "  %r = dlvm.dot_general %a0, %a1 batch [0, 1] x [0, 1] contract [3] x [3] "
+        ": tensor<2x3x17x32xf32>, tensor<2x3x9x32xf32>")
     cases["transpose"] = _fn("transpose", [F], "tensor<70x37xf32>", f"  %r = dlvm.transpose %a0 : {F}")
     cases["reverse"] = _fn("reverse", [F], F, f"  %r = dlvm.reverse %a0 dims [0, 1] : {F}")
     cases["concatenate"] = _fn("concatenate", [F, F], "tensor<37x140xf32>",

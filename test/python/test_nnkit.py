@@ -607,3 +607,62 @@ def test_python_lists_of_ints_index_like_numpy():
 
     for got, want in zip(f(x), (x[[0, -1]], x[:, [2, 0, 2]], x[[1, 3], [0, 2]])):
         np.testing.assert_array_equal(got, want)
+
+
+MATMUL_SHAPES = [
+    ((3, 4), (4, 5)), ((4,), (4, 5)), ((3, 4), (4,)), ((4,), (4,)), ((2, 3, 4), (4, 5)), ((2, 3, 4), (4,)),
+    ((4,), (2, 4, 5)), ((3, 4), (2, 4, 5)), ((1, 1, 3, 4), (2, 4, 5)), ((2, 1, 3, 4), (5, 4, 6)),
+    ((2, 3, 4), (2, 4, 5)), ((6, 2, 3, 4), (1, 4, 5)), ((2, 3, 4), (1, 1, 4, 5)), ((8, 10, 64), (64, 33)),
+]
+
+
+@pytest.mark.parametrize("sa,sb", MATMUL_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_matmul_follows_numpy_and_its_gradient_matches_finite_differences(sa, sb):
+    rng = np.random.default_rng(len(sa) * 10 + len(sb))
+    a, b = rng.standard_normal(sa), rng.standard_normal(sb)
+
+    @dl.function
+    def f(a, b):
+        return dl.reduce_sum(dl.tanh(a @ b))
+
+    np.testing.assert_allclose(dl.function(lambda a, b: a @ b)(a, b), a @ b, rtol=1e-12, atol=1e-12)
+    ga, gb = dl.gradient(f, wrt=(0, 1))(a, b)
+    ref = lambda a, b: np.tanh(a @ b).sum()  # noqa: E731
+    for x, g, at in ((a, ga, 0), (b, gb, 1)):
+        for flat in {0, x.size // 2, x.size - 1}:
+            plus, minus = [a.copy(), b.copy()], [a.copy(), b.copy()]
+            plus[at].flat[flat] += 1e-6
+            minus[at].flat[flat] -= 1e-6
+            assert g.flat[flat] == pytest.approx((ref(*plus) - ref(*minus)) / 2e-6, rel=1e-6, abs=1e-9)
+
+
+def test_dot_general_and_tensordot_follow_lax_and_numpy():
+    rng = np.random.default_rng(3)
+    q, k = rng.standard_normal((2, 4, 5, 8)), rng.standard_normal((2, 4, 6, 8))
+    x, y = rng.standard_normal((3, 4, 5)), rng.standard_normal((4, 5, 6))
+
+    @dl.function
+    def f(q, k, x, y):
+        return (dl.dot_general(q, k, (([3], [3]), ([0, 1], [0, 1]))), dl.tensordot(x, y),
+                dl.tensordot(x, y, axes=([1], [0])), dl.tensordot(x, y, axes=0))
+
+    scores, two, one, outer = f(q, k, x, y)
+    np.testing.assert_allclose(scores, np.einsum("bhsd,bhtd->bhst", q, k), rtol=1e-12, atol=1e-14)
+    for got, axes in ((two, 2), (one, ([1], [0])), (outer, 0)):
+        np.testing.assert_allclose(got, np.tensordot(x, y, axes), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize(
+    "fn,message",
+    [
+        (lambda a, b: a @ dl.reshape(b, [5, 4]), "dl.matmul: the contracted dimensions differ \\(4 and 5\\)"),
+        (lambda a, b: dl.matmul(a, 2.0), "dl.matmul: operands must have rank 1 or more"),
+        (lambda a, b: dl.dot_general(a, b, (([0], [0]),)), "dl.dot_general: dimension_numbers must be"),
+        (lambda a, b: dl.dot_general(a, b, (([0], [0]), ([], []))), "contracting dimensions differ in size"),
+        (lambda a, b: dl.dot_general(a, b, (([3], [0]), ([], []))), "axis 3 is out of range"),
+    ],
+)
+def test_contraction_errors_are_located(fn, message):
+    with pytest.raises(dl.StagingError, match=message) as info:
+        dl.function(fn)(np.ones((3, 4)), np.ones((4, 5)))
+    assert "test_nnkit.py" in str(info.value)

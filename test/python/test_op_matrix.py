@@ -947,6 +947,74 @@ def dot_cases() -> list[Case]:
     return cases
 
 
+def _einsum_dot_general(a, b, lb, rb, lc, rc):
+    """lax.dot_general written as an einsum (an independent reference)."""
+    letters = iter("abcdefghijklmnopqrstuvwxyz")
+    la = [next(letters) for _ in range(a.ndim)]
+    lb_ = [next(letters) for _ in range(b.ndim)]
+    for x, y in zip(lb + lc, rb + rc):
+        lb_[y] = la[x]
+    out = [la[d] for d in lb] + [la[d] for d in range(a.ndim) if d not in lb + lc]
+    out += [lb_[d] for d in range(b.ndim) if d not in rb + rc]
+    return np.einsum(f"{''.join(la)},{''.join(lb_)}->{''.join(out)}", a, b)
+
+
+def _dot_general_ref(dtype, numbers):
+    eps = EPS.get(dtype, 0.0)
+    lb, rb, lc, rc = numbers
+
+    def ref(a, b):
+        k = int(np.prod([a.shape[d] for d in lc], dtype=np.int64))
+        if dtype == "i1":
+            return _einsum_dot_general(a.astype(np.int64), b.astype(np.int64), *numbers) > 0
+        out = _einsum_dot_general(a, b, *numbers)
+        if dtype not in FLOATS:
+            return out.astype(a.dtype)
+        return out, (k + 2) * eps * _einsum_dot_general(np.abs(a), np.abs(b), *numbers)
+
+    return ref
+
+
+#: (lhs, rhs, (lhs batch, rhs batch, lhs contracting, rhs contracting), derivative modes):
+#: attention scores per batch and head (k read transposed), a rank-3 activation times a
+#: matrix past the register and cache tiles, a batch dimension in the middle, two contracting
+#: dimensions in opposite orders, an outer product, a full contraction, batched inner products,
+#: a transposed lhs past the cache tile, size-1 and rank-0 corners
+DOT_GENERALS = [
+    ((2, 3, 17, 33), (2, 3, 9, 33), ([0, 1], [0, 1], [3], [3]), "fwd vjp jvp"),
+    ((4, 25, 129), (129, 65), ([], [], [2], [0]), "fwd vjp"),
+    ((5, 2, 7), (7, 2, 3), ([1], [1], [2], [0]), "fwd vjp jvp"),
+    ((3, 4, 5), (5, 4, 6), ([], [], [1, 2], [1, 0]), "fwd vjp jvp"),
+    ((1, 2, 3, 4), (1, 2, 2, 4), ([0, 1], [0, 1], [3], [3]), "fwd vjp fd"),
+    ((3, 2, 4), (4, 2, 3), ([1], [1], [2], [0]), "fwd vjp fd"),
+    ((2, 3, 4), (4, 3, 2), ([], [], [1, 2], [1, 0]), "fwd vjp fd"),
+    ((2, 3, 4), (3, 2, 5), ([1, 0], [0, 1], [], []), "fwd vjp fd"),
+    ((3, 4), (5,), ([], [], [], []), "fwd vjp jvp fd"),
+    ((3, 5), (5, 3), ([], [], [0, 1], [1, 0]), "fwd vjp fd"),
+    ((2, 7), (2, 7), ([0], [0], [1], [1]), "fwd vjp jvp fd"),
+    ((129, 97), (129, 130), ([], [], [0], [0]), "fwd vjp"),
+    ((1, 6, 1), (1, 1, 6), ([0], [0], [1], [2]), "fwd vjp fd"),
+    ((), (4, 3), ([], [], [], []), "fwd vjp fd"),
+]
+
+
+def dot_general_cases() -> list[Case]:
+    cases = []
+    for dtype in ("f32", "f64", "i32", "i1", "f16"):
+        for index, (lhs, rhs, numbers, spec) in enumerate(DOT_GENERALS):
+            if dtype in ("i32", "i1", "f16") and index not in (0, 3, 7):
+                continue
+            lb, rb, lc, rc = numbers
+            out = _einsum_dot_general(np.zeros(lhs), np.zeros(rhs), *numbers).shape
+            body = (f"%r = dlvm.dot_general %a0, %a1 batch {lb} x {rb} contract {lc} x {rc} "
+                    f": {ttype(lhs, dtype)}, {ttype(rhs, dtype)}")
+            case = dot_case(dtype, lhs, rhs, out, 0, body=body, op="dot_general", module=f"dot-general-{dtype}",
+                            spec=spec if dtype in ("f32", "f64") else "fwd", seed=index)
+            case.ref = _dot_general_ref(dtype, numbers)
+            cases.append(case)
+    return cases
+
+
 def _t_ref(ref, which):
     def wrapped(a, b):
         return ref(a.T, b) if which == 0 else ref(a, b.T)
@@ -1723,7 +1791,7 @@ def random_cases() -> list[Case]:
 # registry and tests
 # --------------------------------------------------------------------------
 
-BUILDERS = [unary_cases, binary_cases, cmp_cases, select_cases, clamp_cases, is_finite_cases, indexing_cases, gather_cases, dot_cases, shape_cases, reduce_cases, scan_cases,
+BUILDERS = [unary_cases, binary_cases, cmp_cases, select_cases, clamp_cases, is_finite_cases, indexing_cases, gather_cases, dot_cases, dot_general_cases, shape_cases, reduce_cases, scan_cases,
             window_cases, softmax_cases, conv_cases, cast_cases, bitcast_cases, random_cases]
 
 

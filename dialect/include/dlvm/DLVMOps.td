@@ -291,6 +291,43 @@ def DLVM_DotOp : DLVM_Op<"dot", [Pure, AllElementTypesMatch<["lhs", "rhs", "resu
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)";
 }
 
+def DLVM_DotGeneralOp : DLVM_Op<"dot_general", [Pure,
+    AllElementTypesMatch<["lhs", "rhs", "result"]>, InferTypeOpAdaptor]> {
+  let summary = "contraction over any dimensions, with batch dimensions (XLA's dot_general)";
+  let description = [{
+    `lax.dot_general`: the sum of products over the contracting dimension
+    pairs (`lhs_contracting_dims[i]` with `rhs_contracting_dims[i]`), element
+    by element along the batch dimension pairs. The result's dimensions are
+    the batch dimensions (in the order given), then the remaining dimensions
+    of `lhs`, then those of `rhs`, each in their order. Paired dimensions
+    must have equal sizes. Element types and their arithmetic are `dot`'s
+    (wrapping integers, boolean `i1`, `f16`/`bf16` summed in `f32`); the
+    lowering transposes and reshapes the operands into a `dot`, so both take
+    the same code path (a transpose of the last two dimensions is read in
+    place).
+
+    Attention scores `q . k^T` per batch and head, and a product over the
+    last dimension of a rank-3 activation:
+
+    ```mlir
+    %s = dlvm.dot_general %q, %k batch [0, 1] x [0, 1] contract [3] x [3]
+        : tensor<2x4x16x32xf32>, tensor<2x4x16x32xf32>   // tensor<2x4x16x16xf32>
+    %y = dlvm.dot_general %x, %w batch [] x [] contract [2] x [0]
+        : tensor<8x10x64xf32>, tensor<64x32xf32>          // tensor<8x10x32xf32>
+    ```
+  }];
+  let arguments = (ins DLVM_Tensor:$lhs, DLVM_Tensor:$rhs,
+                   DenseI64ArrayAttr:$lhs_batching_dims,
+                   DenseI64ArrayAttr:$rhs_batching_dims,
+                   DenseI64ArrayAttr:$lhs_contracting_dims,
+                   DenseI64ArrayAttr:$rhs_contracting_dims);
+  let results = (outs DLVM_Tensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `batch` $lhs_batching_dims `x` $rhs_batching_dims `contract`
+    $lhs_contracting_dims `x` $rhs_contracting_dims attr-dict `:` type($lhs) `,` type($rhs)
+  }];
+}
+
 def DLVM_TransposeOp : DLVM_Op<"transpose", [Pure,
     AllElementTypesMatch<["operand", "result"]>,
     InferTypeOpAdaptor]> {

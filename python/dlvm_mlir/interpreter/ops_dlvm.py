@@ -363,6 +363,25 @@ def _dot(frame, node, args):
     return int_semantics(np.matmul)(*args)
 
 
+@op("dlvm.dot_general")
+def _dot_general(frame, node, args):
+    """As the lowering: each operand permuted to [batch, free, contracting] and
+    collapsed, one batched matmul, the result expanded."""
+    a, b = args
+    lb, rb = node.attr("lhs_batching_dims"), node.attr("rhs_batching_dims")
+    lc, rc = node.attr("lhs_contracting_dims"), node.attr("rhs_contracting_dims")
+    lf = [d for d in range(a.ndim) if d not in lb and d not in lc]
+    rf = [d for d in range(b.ndim) if d not in rb and d not in rc]
+
+    def size(x, dims):
+        return int(np.prod([x.shape[d] for d in dims], dtype=np.int64))
+
+    batch = size(a, lb)
+    a3 = np.transpose(a, [*lb, *lf, *lc]).reshape(batch, size(a, lf), size(a, lc))
+    b3 = np.transpose(b, [*rb, *rc, *rf]).reshape(batch, size(b, rc), size(b, rf))
+    return _dot(frame, node, (a3, b3)).reshape(node.result_shape())
+
+
 @op("dlvm.transpose")
 def _transpose(frame, node, args):
     return np.transpose(args[0], node.attr("perm"))

@@ -12,6 +12,7 @@ The elementwise ops are generated from tables (:data:`UNARY`, :data:`BINARY`,
 from __future__ import annotations
 
 import builtins
+import math
 from collections.abc import Callable, Sequence
 from typing import Any, Union
 
@@ -45,6 +46,7 @@ __all__ = [
     "cumprod",
     "cumsum",
     "dot",
+    "dot_general",
     "dynamic_slice",
     "dynamic_update_slice",
     "expand_dims",
@@ -75,6 +77,7 @@ __all__ = [
     "log_softmax",
     "squeeze",
     "take_along_axis",
+    "tensordot",
     "transpose",
     "where",
     "zeros",
@@ -355,12 +358,76 @@ def where(mask: ArrayLike, on_true: ArrayLike, on_false: ArrayLike) -> Tensor:
 
 
 def dot(x: ArrayLike, y: ArrayLike) -> Tensor:
-    """``dlvm.dot``: matrix product (batched for rank > 2), matrix-vector, or inner product."""
-    lhs, rhs = (t.checked() for t in _common("dl.dot", [x, y]))
+    """``dlvm.dot``: matrix product (batched for rank > 2, equal batch dimensions),
+    matrix-vector, or inner product; ``dl.matmul`` (``@``) broadcasts as numpy does."""
+    lhs, rhs = (t.checked() for t in _common("dl.dot", [x, y], promote=False))
     return _emit("dl.dot", lambda loc: dlvm.dot(lhs, rhs, loc=loc))
 
 
-matmul = dot
+def dot_general(x: ArrayLike, y: ArrayLike, dimension_numbers: Any) -> Tensor:
+    """``lax.dot_general`` (``dlvm.dot_general``): ``dimension_numbers`` is
+    ``((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))``; the result has the
+    batch dimensions, then the other dimensions of ``x``, then those of ``y``."""
+    a, b = _common("dl.dot_general", [x, y], promote=False)
+    try:
+        (lc, rc), (lb, rb) = dimension_numbers
+        numbers = [[_axis(int(d), t.ndim, "dl.dot_general") for d in dims]
+                   for dims, t in ((lb, a), (rb, b), (lc, a), (rc, b))]
+    except (TypeError, ValueError) as e:
+        raise ShapeError(f"dl.dot_general: dimension_numbers must be ((lhs_contracting, rhs_contracting), "
+                         f"(lhs_batch, rhs_batch)), got {dimension_numbers!r}") from e
+    lhs, rhs = a.checked(), b.checked()
+    return _emit("dl.dot_general", lambda loc: dlvm.dot_general(lhs, rhs, *numbers, loc=loc))
+
+
+def matmul(x: ArrayLike, y: ArrayLike) -> Tensor:
+    """numpy's ``matmul`` (``@``): stacks of matrices with broadcast batch dimensions, a
+    vector operand is a matrix of one row (lhs) or column (rhs) dropped from the result.
+    ``dlvm.dot`` where it has that form, else a ``dlvm.dot_general`` that contracts the
+    whole stack against one matrix, or a batched dot over the broadcast stack."""
+    a, b = _common("dl.matmul", [x, y], promote=False)
+    if not a.ndim or not b.ndim:
+        raise ShapeError(f"dl.matmul: operands must have rank 1 or more (use *), got {a.spec} and {b.spec}")
+    k_a, k_b = a.shape[-1], b.shape[-2] if b.ndim > 1 else b.shape[0]
+    if k_a != k_b:
+        raise ShapeError(f"dl.matmul: the contracted dimensions differ ({k_a} and {k_b}) for {a.spec} @ {b.spec}")
+    try:
+        batch = list(np.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2])))
+    except ValueError:
+        raise ShapeError(f"dl.matmul: the batch dimensions of {a.spec} and {b.spec} do not broadcast") from None
+    shape = batch + list(a.shape[-2:-1]) + list(b.shape[-1:] if b.ndim > 1 else [])
+    if a.ndim <= 2 and b.ndim <= 2 or (a.ndim == b.ndim and a.shape[:-2] == b.shape[:-2]):
+        return dot(a, b)
+    a_single, b_single = math.prod(a.shape[:-2]) == 1, math.prod(b.shape[:-2]) == 1
+    if b_single or a.ndim == 1:  # a stack times one matrix / vector, or a vector times a stack
+        b2 = reshape(b, b.shape[-2:]) if b.ndim > 2 and b_single else b
+        out = dot_general(a, b2, (([a.ndim - 1], [builtins.max(b2.ndim - 2, 0)]), ([], [])))
+    elif a_single:  # one matrix times a stack: [m, batch..., n], then m moved in
+        a2 = reshape(a, a.shape[-2:])
+        out = dot_general(a2, b, (([1], [b.ndim - 2]), ([], [])))
+        out = transpose(out, [*range(1, b.ndim - 1), 0, b.ndim - 1])
+    else:
+        out = dot(_stacked(a, batch), _stacked(b, batch))
+    return reshape(out, shape) if list(out.shape) != shape else out
+
+
+def _stacked(t: Tensor, batch: list[int]) -> Tensor:
+    """A stack of matrices with its batch dimensions broadcast to ``batch``."""
+    if list(t.shape[:-2]) == batch:
+        return t
+    t = reshape(t, [1] * (len(batch) + 2 - t.ndim) + list(t.shape))
+    return broadcast_to(t, batch + list(t.shape[-2:]))
+
+
+def tensordot(x: ArrayLike, y: ArrayLike, axes: int | Sequence[Any] = 2) -> Tensor:
+    """numpy's ``tensordot``: the last ``axes`` dimensions of ``x`` with the first of ``y``,
+    or the pairs ``(x_axes, y_axes)`` (``dlvm.dot_general`` without batch dimensions)."""
+    a, b = _common("dl.tensordot", [x, y], promote=False)
+    if isinstance(axes, (int, np.integer)):
+        pairs = (list(range(a.ndim - int(axes), a.ndim)), list(range(int(axes))))
+    else:
+        pairs = tuple([axes_] if isinstance(axes_, (int, np.integer)) else list(axes_) for axes_ in axes)
+    return dot_general(a, b, (pairs, ([], [])))
 
 
 def _axis(axis: int, rank: int, what: str) -> int:

@@ -160,10 +160,10 @@ class Tensor:
         return ops.pow(other, self)
 
     def __matmul__(self, other: Any) -> Tensor:
-        return ops.dot(self, other)
+        return ops.matmul(self, other)
 
     def __rmatmul__(self, other: Any) -> Tensor:
-        return ops.dot(other, self)
+        return ops.matmul(other, self)
 
     def __neg__(self) -> Tensor:
         return ops.neg(self)

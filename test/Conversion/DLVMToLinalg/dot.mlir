@@ -174,3 +174,30 @@ func.func @foreign_transpose(%a: tensor<4x3xf32>) -> tensor<4x3xf32> {
   %t = linalg.transpose ins(%a : tensor<4x3xf32>) outs(%e : tensor<3x4xf32>) permutation = [1, 0]
   return %a : tensor<4x3xf32>
 }
+
+// dlvm.dot_general becomes a dot: attention scores read k transposed in place (the
+// batch dimensions collapsed into one), a rank-3 activation times a matrix is one
+// matmul, a full contraction is an inner product.
+// CHECK-LABEL: func.func @dot_general_attention
+// CHECK-NOT: linalg.transpose
+// CHECK: linalg.batch_matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%{{.*}}, %{{.*}} : tensor<8x16x32xf32>, tensor<8x9x32xf32>)
+// CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2], [3]] output_shape [2, 4, 16, 9]
+func.func @dot_general_attention(%q: tensor<2x4x16x32xf32>, %k: tensor<2x4x9x32xf32>) -> tensor<2x4x16x9xf32> {
+  %s = dlvm.dot_general %q, %k batch [0, 1] x [0, 1] contract [3] x [3] : tensor<2x4x16x32xf32>, tensor<2x4x9x32xf32>
+  return %s : tensor<2x4x16x9xf32>
+}
+
+// CHECK-LABEL: func.func @dot_general_projection
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<80x64xf32>, tensor<64x32xf32>)
+func.func @dot_general_projection(%x: tensor<8x10x64xf32>, %w: tensor<64x32xf32>) -> tensor<8x10x32xf32> {
+  %y = dlvm.dot_general %x, %w batch [] x [] contract [2] x [0] : tensor<8x10x64xf32>, tensor<64x32xf32>
+  return %y : tensor<8x10x32xf32>
+}
+
+// CHECK-LABEL: func.func @dot_general_full
+// CHECK: linalg.transpose
+// CHECK: linalg.dot ins(%{{.*}}, %{{.*}} : tensor<15xf32>, tensor<15xf32>)
+func.func @dot_general_full(%x: tensor<3x5xf32>, %w: tensor<5x3xf32>) -> tensor<f32> {
+  %y = dlvm.dot_general %x, %w batch [] x [] contract [0, 1] x [1, 0] : tensor<3x5xf32>, tensor<5x3xf32>
+  return %y : tensor<f32>
+}

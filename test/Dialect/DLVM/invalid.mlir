@@ -814,3 +814,43 @@ func.func @scatter_batch(%x: tensor<10x4xf32>, %i: tensor<3xi32>, %u: tensor<2x4
   %0 = dlvm.scatter add %x[%i], %u update_window_dims [1] inserted_window_dims [0] scatter_dims_to_operand_dims [0] index_vector_dim 1 : tensor<10x4xf32>, tensor<3xi32>, tensor<2x4xf32>
   return
 }
+
+// -----
+
+func.func @dot_general_counts(%x: tensor<2x3xf32>, %y: tensor<3x2xf32>) {
+  // expected-error @+1 {{lhs and rhs have different numbers of contracting dimensions (1 and 2)}}
+  %0 = dlvm.dot_general %x, %y batch [] x [] contract [1] x [0, 1] : tensor<2x3xf32>, tensor<3x2xf32>
+  return
+}
+
+// -----
+
+func.func @dot_general_range(%x: tensor<2x3xf32>, %y: tensor<3x2xf32>) {
+  // expected-error @+1 {{lhs batch and contracting dimensions has 2, not in [0, 2)}}
+  %0 = dlvm.dot_general %x, %y batch [] x [] contract [2] x [0] : tensor<2x3xf32>, tensor<3x2xf32>
+  return
+}
+
+// -----
+
+func.func @dot_general_repeat(%x: tensor<3x3xf32>, %y: tensor<3x3xf32>) {
+  // expected-error @+1 {{rhs batch and contracting dimensions must be without repeats}}
+  %0 = dlvm.dot_general %x, %y batch [0] x [1] contract [1] x [1] : tensor<3x3xf32>, tensor<3x3xf32>
+  return
+}
+
+// -----
+
+func.func @dot_general_sizes(%x: tensor<2x3xf32>, %y: tensor<4x2xf32>) {
+  // expected-error @+1 {{contracting dimensions differ in size: lhs dimension 1 has 3, rhs dimension 0 has 4}}
+  %0 = dlvm.dot_general %x, %y batch [] x [] contract [1] x [0] : tensor<2x3xf32>, tensor<4x2xf32>
+  return
+}
+
+// -----
+
+func.func @dot_general_types(%x: tensor<2x3xf32>, %y: tensor<3x2xf64>) {
+  // expected-error @+1 {{all of {lhs, rhs, result} have same element type}}
+  %0 = dlvm.dot_general %x, %y batch [] x [] contract [1] x [0] : tensor<2x3xf32>, tensor<3x2xf64>
+  return
+}

@@ -280,6 +280,17 @@ func.func @indexing(%x: tensor<4x8xf32>, %u: tensor<1x8xf32>, %t: tensor<i32>, %
   return
 }
 
+// CHECK-LABEL: func.func @dot_general
+// (the returned types check the inferred ones)
+func.func @dot_general(%q: tensor<2x4x16x32xf32>, %k: tensor<2x4x9x32xf32>, %s: tensor<f32>, %v: tensor<3xf32>)
+    -> (tensor<2x4x16x9xf32>, tensor<3xf32>) {
+  // CHECK: dlvm.dot_general %{{.*}}, %{{.*}} batch [0, 1] x [0, 1] contract [3] x [3] : tensor<2x4x16x32xf32>, tensor<2x4x9x32xf32>
+  %0 = dlvm.dot_general %q, %k batch [0, 1] x [0, 1] contract [3] x [3] : tensor<2x4x16x32xf32>, tensor<2x4x9x32xf32>
+  // CHECK: dlvm.dot_general %{{.*}}, %{{.*}} batch [] x [] contract [] x [] : tensor<f32>, tensor<3xf32>
+  %1 = dlvm.dot_general %s, %v batch [] x [] contract [] x [] : tensor<f32>, tensor<3xf32>
+  return %0, %1 : tensor<2x4x16x9xf32>, tensor<3xf32>
+}
+
 // CHECK-LABEL: func.func @gather_scatter
 func.func @gather_scatter(%x: tensor<10x4xf32>, %i: tensor<3xi32>, %u: tensor<3x4xf32>) {
   // CHECK: dlvm.gather %{{.*}}[%{{.*}}] offset_dims [1] collapsed_slice_dims [0] start_index_map [0] index_vector_dim 1 slice_sizes [1, 4] : tensor<10x4xf32>, tensor<3xi32>

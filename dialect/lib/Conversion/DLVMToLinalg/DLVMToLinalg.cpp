@@ -1158,6 +1158,92 @@ struct DotLowering : StaticOpLowering<DotOp> {
   }
 };
 
+/// `dlvm.dot_general` as a `dlvm.dot` of rank 1 to 3 (lowered above): each
+/// operand is permuted to [batch, free, contracting] or [batch, contracting,
+/// free] (whichever needs no transpose; lhs [B, M, K], rhs [B, K, N] when
+/// neither does), its groups collapsed to one dimension each, and the second
+/// layout read through a transpose of the last two dimensions, which the dot
+/// reads in place. Without batch dimensions a side with no free dimension is
+/// a vector (matvec, vecmat, inner product). The result is expanded back.
+struct DotGeneralLowering : StaticOpLowering<DotGeneralOp> {
+  using StaticOpLowering::StaticOpLowering;
+
+  /// `v` (one operand) as the dot's operand: `groups` are its dimension
+  /// groups (batch, then the two others in the order the dot reads them);
+  /// `vector`: no batch and no free dimension, a rank-1 operand.
+  static Value operand(OpBuilder &b, Location loc, Value v,
+                       ArrayRef<SmallVector<int64_t>> groups, bool vector) {
+    ArrayRef<int64_t> shape = tensorType(v).getShape();
+    auto perm = [&](bool swapped) {
+      SmallVector<int64_t> p(groups[0]);
+      for (int g : swapped ? std::array{2, 1} : std::array{1, 2})
+        p.append(groups[g]);
+      return p;
+    };
+    auto identity = [](ArrayRef<int64_t> p) {
+      return llvm::equal(p, llvm::seq<int64_t>(0, p.size()));
+    };
+    bool swapped = !identity(perm(false)) && identity(perm(true));
+    SmallVector<int64_t> p = perm(swapped);
+    if (!identity(p))
+      v = TransposeOp::create(b, loc, v, b.getDenseI64ArrayAttr(p));
+    auto size = [&](ArrayRef<int64_t> dims) {
+      int64_t n = 1;
+      for (int64_t d : dims)
+        n *= shape[d];
+      return n;
+    };
+    SmallVector<int64_t> flat;
+    if (!groups[0].empty())
+      flat.push_back(size(groups[0]));
+    if (vector) {
+      flat.push_back(size(groups[1]) * size(groups[2]));
+      swapped = false;
+    } else if (swapped) {
+      flat.append({size(groups[2]), size(groups[1])});
+    } else {
+      flat.append({size(groups[1]), size(groups[2])});
+    }
+    if (!llvm::equal(flat, tensorType(v).getShape()))
+      v = ReshapeOp::create(b, loc, v, b.getDenseI64ArrayAttr(flat));
+    if (swapped) {
+      SmallVector<int64_t> last = llvm::to_vector(llvm::seq<int64_t>(0, flat.size()));
+      std::swap(last[last.size() - 2], last.back());
+      v = TransposeOp::create(b, loc, v, b.getDenseI64ArrayAttr(last));
+    }
+    return v;
+  }
+
+  LogicalResult lower(DotGeneralOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto free = [](int64_t rank, ArrayRef<int64_t> batch, ArrayRef<int64_t> contract) {
+      SmallVector<int64_t> dims;
+      for (int64_t d = 0; d < rank; ++d)
+        if (!llvm::is_contained(batch, d) && !llvm::is_contained(contract, d))
+          dims.push_back(d);
+      return dims;
+    };
+    Value lhs = adaptor.getLhs(), rhs = adaptor.getRhs();
+    ArrayRef<int64_t> lb = op.getLhsBatchingDims(), rb = op.getRhsBatchingDims();
+    ArrayRef<int64_t> lc = op.getLhsContractingDims(), rc = op.getRhsContractingDims();
+    SmallVector<int64_t> lf = free(tensorType(lhs).getRank(), lb, lc);
+    SmallVector<int64_t> rf = free(tensorType(rhs).getRank(), rb, rc);
+    bool batched = !lb.empty();
+    SmallVector<int64_t> lcv(lc), rcv(rc), lbv(lb), rbv(rb);
+    // lhs reads [B, M, K]; rhs reads [B, K, N]
+    Value l = operand(rewriter, loc, lhs, {lbv, lf, lcv}, !batched && lf.empty());
+    Value r = operand(rewriter, loc, rhs, {rbv, rcv, rf}, !batched && rf.empty());
+    Value dot = DotOp::create(rewriter, loc, l, r);
+    auto type = cast<RankedTensorType>(op.getType());
+    if (tensorType(dot).getShape() != type.getShape())
+      dot = ReshapeOp::create(rewriter, loc, dot,
+                              rewriter.getDenseI64ArrayAttr(type.getShape()));
+    rewriter.replaceOp(op, dot);
+    return success();
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // Shape ops
 //===----------------------------------------------------------------------===//
@@ -2354,7 +2440,7 @@ void mlir::dlvm::populateDLVMToLinalgConversionPatterns(
                GatherLowering, ScatterLowering,
                ArgExtremumLowering<ArgMaxOp, true>, ArgExtremumLowering<ArgMinOp, false>>(
       patterns.getContext());
-  patterns.add<DotLowering, TransposeLowering, ReverseLowering,
+  patterns.add<DotLowering, DotGeneralLowering, TransposeLowering, ReverseLowering,
                ConcatenateLowering, SliceLowering,
                ReshapeLikeLowering<ReshapeOp>, ReshapeLikeLowering<PadShapeOp>,
                ReshapeLikeLowering<SqueezeShapeOp>, BroadcastToLowering,

@@ -249,6 +249,44 @@ def _swap_last_two(rank: int) -> list[int]:
 
 tangent("dlvm.dot")(multilinear_tangent)
 
+
+@adjoint("dlvm.dot_general")
+def _dot_general(r) -> None:
+    """The transpose of a contraction is a contraction of the adjoint with the other
+    operand over the other operand's free dimensions (as JAX's dot_general transpose),
+    permuted back to the operand's layout."""
+    op = r.op
+    numbers = [attr_ints(op, name) for name in (
+        "lhs_batching_dims", "rhs_batching_dims", "lhs_contracting_dims", "rhs_contracting_dims")]
+    a, b = r.x(0), r.x(1)
+    if r.wants(0):
+        r.accumulate(0, _dot_general_adjoint(r.g, b, vocab.rank(a), vocab.rank(b), *numbers, lhs=True))
+    if r.wants(1):
+        lb, rb, lc, rc = numbers
+        r.accumulate(1, _dot_general_adjoint(r.g, a, vocab.rank(b), vocab.rank(a), rb, lb, rc, lc, lhs=False))
+
+
+def _dot_general_adjoint(g, other, rank, other_rank, batch, other_batch, contract, other_contract, lhs):
+    """The adjoint of one operand (``rank``, its ``batch``/``contract`` dimensions) of a
+    dot_general whose other operand is ``other``; ``g``'s layout is [batch, lhs free, rhs free]."""
+    free = [d for d in range(rank) if d not in batch and d not in contract]
+    other_free = [d for d in range(other_rank) if d not in other_batch and d not in other_contract]
+    nb = len(batch)
+    # g's dimensions that belong to the other operand's free dimensions
+    first = nb + len(free) if lhs else nb
+    g_other = list(range(first, first + len(other_free)))
+    grad = dlvm.dot_general(g, other, list(range(nb)), list(other_batch), g_other, other_free)
+    # grad's layout: [batch, this operand's free, the other's contracting dims in its order]
+    remaining = sorted(other_contract)
+    position = {d: i for i, d in enumerate(batch)}
+    position.update({d: nb + j for j, d in enumerate(free)})
+    position.update({d: nb + len(free) + remaining.index(o) for d, o in zip(contract, other_contract)})
+    perm = [position[d] for d in range(rank)]
+    return grad if perm == list(range(rank)) else vocab.transpose(grad, perm)
+
+
+tangent("dlvm.dot_general")(multilinear_tangent)
+
 # --------------------------------------------------------------------------
 # Shape ops: all linear
 # --------------------------------------------------------------------------
