@@ -322,3 +322,36 @@ func.func @conv(%x: {t(xs)}, %k: {t(ks)}) -> {t(out)} {{
     assert expected.any() and not expected.all()
     np.testing.assert_array_equal(interpret(text, "conv", x, k), expected)
     np.testing.assert_array_equal(dlvm_mlir.compile(text)["conv"](x, k), expected)
+
+
+def test_external_function_on_tensors_is_a_located_error_not_a_call_into_libm():
+    # seed 202: a body-less @fabs on tensors was linked to libm's fabs (SIGSEGV)
+    message = _located_error("""
+func.func private @fabs(tensor<i8>) -> tensor<i8>
+func.func @calls_external(%x: tensor<i8>) -> tensor<i8> {
+  %y = func.call @fabs(%x) : (tensor<i8>) -> tensor<i8>
+  return %y : tensor<i8>
+}
+""")
+    assert f"{FILE}:2:1: error: @fabs is declared without a body on tensor<i8>" in message
+
+
+def test_pad_past_int64_is_an_internal_compiler_error_not_an_abort():
+    # seed 202: tensor.pad's verifier builds a result type with an overflowing size; the
+    # upstream assertion is reached after parsing (it cannot be prevented from outside the
+    # verifier), so it is reported as a located internal compiler error and the caller lives
+    from dlvm_mlir.errors import InternalCompilerError
+
+    text = """func.func @f(%x: tensor<4xf32>) -> tensor<6xf32> {
+  %p = tensor.pad %x low[1] high[9223372036854775807] {
+  ^bb0(%i: index):
+    %c = arith.constant 0.0 : f32
+    tensor.yield %c : f32
+  } : tensor<4xf32> to tensor<6xf32>
+  return %p : tensor<6xf32>
+}
+"""
+    with pytest.raises(InternalCompilerError) as info:
+        dlvm_mlir.compile(text, filename=FILE)
+    assert info.value.stage == "parse" and str(info.value).startswith(f"{FILE}:1:1: error: internal compiler error")
+    assert dlvm_mlir.compile("func.func @f(%x: f32) -> f32 {\n  return %x : f32\n}\n")["f"](np.float32(2)) == 2

@@ -196,13 +196,26 @@ def _entry_wrapper_text(name: str, impl: str, ftype: ir.FunctionType) -> str:
 
 def _check_externals(module: ir.Module) -> None:
     """Functions still declared without a body (after symbol-dce: called ones) must be
-    symbols of the process, e.g. libm's ``sinf``."""
+    C functions on scalars that the process defines, e.g. libm's ``sinf``."""
     for fn in _functions(module):
         name = ir.StringAttr(fn.attributes["sym_name"]).value
-        if len(fn.body.blocks) == 0 and not symbol_is_loaded(name):
+        if len(fn.body.blocks) != 0:
+            continue
+        ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+        aggregate = [str(t) for t in [*ftype.inputs, *ftype.results] if not _is_c_scalar(t)]
+        if aggregate:
+            raise ExecutionError(
+                f"@{name} is declared without a body on {aggregate[0]}: only functions of integers and floats "
+                "can be linked to C symbols (libc, libm, the runtime)", source_location(fn.location)
+            )
+        if not symbol_is_loaded(name):
             raise ExecutionError(
                 f"@{name} is declared without a body and no loaded library defines it", source_location(fn.location)
             )
+
+
+def _is_c_scalar(t: ir.Type) -> bool:
+    return isinstance(t, (ir.IntegerType, ir.FloatType, ir.IndexType))
 
 
 def stage_entry_points(module: ir.Module, options: CpuOptions) -> None:
