@@ -903,6 +903,44 @@ LogicalResult DotOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc
   return pushTensor(loc, shape, elt, results);
 }
 
+LogicalResult SortOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                       Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  if (failed(checkTensorOperands(loc, adaptor.getOperands())))
+    return failure();
+  if (adaptor.getOperands().empty())
+    return emitOptionalError(loc, "expected at least one operand (the keys)");
+  RankedTensorType keys = tensorOf(adaptor.getOperands()[0]);
+  int64_t dim = adaptor.getDim();
+  if (dim < 0 || dim >= keys.getRank())
+    return emitOptionalError(loc, "dim ", dim, " is out of range for ", keys);
+  for (Value v : adaptor.getOperands()) {
+    RankedTensorType t = tensorOf(v);
+    if (t.getShape() != keys.getShape())
+      return emitOptionalError(loc, "every operand must have the keys' shape: ", t, " and ", keys);
+    results.push_back(t);
+  }
+  return success();
+}
+
+LogicalResult TopKOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location> loc,
+                                       Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  if (failed(checkTensorOperands(loc, adaptor.getOperands())))
+    return failure();
+  RankedTensorType x = tensorOf(adaptor.getOperand());
+  int64_t k = adaptor.getK();
+  if (x.getRank() == 0)
+    return emitOptionalError(loc, "expected an operand of rank 1 or more, got ", x);
+  int64_t n = x.getShape().back();
+  if (k < 0 || (!ShapedType::isDynamic(n) && k > n))
+    return emitOptionalError(loc, "k = ", k, " is not in [0, ", n, "] (the last dimension of ", x, ")");
+  SmallVector<int64_t> shape(x.getShape());
+  shape.back() = k;
+  if (failed(pushTensor(loc, shape, x.getElementType(), results)) ||
+      failed(pushTensor(loc, shape, IntegerType::get(ctx, 32), results)))
+    return failure();
+  return success();
+}
+
 LogicalResult DotGeneralOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                              Adaptor adaptor, SmallVectorImpl<Type> &results) {
   if (failed(checkTensorOperands(loc, adaptor.getOperands())))

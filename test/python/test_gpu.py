@@ -138,6 +138,9 @@ def op_cases() -> dict[str, str]:
         "scatter", [F, "tensor<16xi32>", "tensor<16x70xf32>"], F,
         "  %r = dlvm.scatter add %a0[%a1], %a2 update_window_dims [1] inserted_window_dims [0] "
         f"scatter_dims_to_operand_dims [0] index_vector_dim 1 : {F}, tensor<16xi32>, tensor<16x70xf32>")
+    cases["sort"] = _fn("sort", [F], F, f"  %r = dlvm.sort %a0 dim 1 descending : {F}")
+    cases["top_k"] = _fn("top_k", [F], "tensor<37x5xi32>",
+                         f"  %v, %r = dlvm.top_k %a0 k 5 : {F}")
     cases["argmax"] = _fn("argmax", [F], "tensor<37xi32>", f"  %r = dlvm.argmax %a0 axis 1 : {F} -> tensor<37xi32>")
     cases["argmin"] = _fn("argmin", [F], "tensor<70xi64>", f"  %r = dlvm.argmin %a0 axis 0 : {F} -> tensor<70xi64>")
     cases["cast"] = _fn("cast", [F], I, f"  %r = dlvm.cast %a0 to i32 : {F}")
@@ -171,7 +174,7 @@ GROUPS = {
     "linalg": [k for k in OPS if k.startswith("dot")] + ["transpose", "reverse", "concatenate", "slice", "reshape",
                                                           "pad_shape", "squeeze_shape", "broadcast_to", "random",
                                                           "dynamic_slice", "dynamic_update_slice", "iota",
-                                                          "gather", "scatter"],
+                                                          "gather", "scatter", "sort", "top_k"],
     "reduce": ["reduce_rows", "reduce_cols", "reduce_all", "scan", "reduce_window", "softmax", "log_softmax",
                "convolve", "loop", "extract", "argmax", "argmin"],
 }

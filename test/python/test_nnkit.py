@@ -666,3 +666,51 @@ def test_contraction_errors_are_located(fn, message):
     with pytest.raises(dl.StagingError, match=message) as info:
         dl.function(fn)(np.ones((3, 4)), np.ones((4, 5)))
     assert "test_nnkit.py" in str(info.value)
+
+
+def test_sort_argsort_top_k_follow_numpy_and_lax():
+    rng = np.random.default_rng(0)
+    x = np.round(rng.standard_normal((5, 40)), 1)  # ties
+    x[1, 3] = np.nan
+    w = rng.standard_normal((5, 40))
+
+    @dl.function
+    def f(x, w):
+        keys, values = dl.sort((x, w), axis=0, descending=True)
+        top_values, top_indices = dl.top_k(x, 7)
+        return dl.sort(x, axis=1), x.sort(0), x.argsort(0), values, top_values, top_indices
+
+    s, s0, a, v, tv, ti = f(x, w)
+    np.testing.assert_array_equal(s, np.sort(x, 1))
+    np.testing.assert_array_equal(s0, np.sort(x, 0))
+    np.testing.assert_array_equal(a, np.argsort(x, 0, kind="stable"))
+    nan_first = np.argsort(np.where(np.isnan(x), -np.inf, -x), 0, kind="stable")  # NaN largest, ties stable
+    np.testing.assert_array_equal(v, np.take_along_axis(w, nan_first, 0))
+    top = np.argsort(np.where(np.isnan(x), -np.inf, -x), 1, kind="stable")[:, :7]
+    np.testing.assert_array_equal(ti, top)
+    np.testing.assert_array_equal(tv, np.take_along_axis(x, top, 1))
+
+
+def test_sort_and_top_k_gradients_match_finite_differences():
+    rng = np.random.default_rng(1)
+    x, w = rng.standard_normal((3, 20)), rng.standard_normal((3, 20))
+
+    @dl.function
+    def loss(x, w):
+        top, _ = dl.top_k(x, 5)
+        keys, values = dl.sort((x, w), axis=1)
+        return dl.reduce_sum(top * top) + dl.reduce_sum(dl.sin(keys) * values)
+
+    def ref(x, w):
+        top = np.take_along_axis(x, np.argsort(-x, 1, kind="stable")[:, :5], 1)
+        p = np.argsort(x, 1, kind="stable")
+        return (top * top).sum() + (np.sin(np.take_along_axis(x, p, 1)) * np.take_along_axis(w, p, 1)).sum()
+
+    grads = dl.gradient(loss, wrt=(0, 1))(x, w)
+    for which in (0, 1):
+        for flat in (0, 7, 33, 59):
+            plus, minus = [x.copy(), w.copy()], [x.copy(), w.copy()]
+            plus[which].flat[flat] += 1e-6
+            minus[which].flat[flat] -= 1e-6
+            fd = (ref(*plus) - ref(*minus)) / 2e-6
+            assert grads[which].flat[flat] == pytest.approx(fd, rel=1e-6, abs=1e-9)

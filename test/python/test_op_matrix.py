@@ -867,6 +867,109 @@ def gather_cases() -> list[Case]:
     return cases
 
 
+# ----- sort, top_k -------------------------------------------------------------
+
+
+def _sorted_positions(keys, axis, descending):
+    """Stable sort positions along ``axis`` by Python's ``sorted`` (NaN last ascending,
+    first descending): an independent reference for dlvm.sort / dlvm.top_k."""
+    keys = np.moveaxis(np.asarray(keys), axis, -1)
+    out = np.empty(keys.shape, np.int64)
+    for at in np.ndindex(*keys.shape[:-1]):
+        row = keys[at]
+        def key(i, row=row):
+            v = row[i]
+            nan = bool(v != v)
+            value = 0 if nan else (int(v) if row.dtype.kind in "biu" else float(v))
+            return (not nan, -value) if descending else (nan, value)
+        out[at] = sorted(range(row.shape[0]), key=key)
+    return np.moveaxis(out, -1, axis)
+
+
+def _with_nans(sampler, every: int = 5):
+    def sample(rng, shape):
+        x = sampler(rng, shape)
+        x.reshape(-1)[rng.integers(0, every, x.size) == 0] = np.nan
+        return x
+
+    return sample
+
+
+#: (shape, dim): one element, runs of 2^p past the first pass, a non-power of two past 1024,
+#: many rows, a middle dimension of a rank-3 tensor
+SORTS = [((1,), 0), ((2,), 0), ((9,), 0), ((3, 8), 1), ((7, 33), 1), ((33, 7), 0), ((1025,), 0), ((2, 5, 3), 1),
+         ((64, 100), 1)]
+
+
+def sort_cases() -> list[Case]:
+    cases = []
+    for dtype in ("f32", "f64", "i32", "i1"):
+        for index, (shape, dim) in enumerate(SORTS):
+            for descending in (False, True):
+                if dtype in ("i1", "f64") and index % 3:
+                    continue
+                t = ttype(shape, dtype)
+                flag = " descending" if descending else ""
+                if dtype in FLOATS:
+                    # ties and NaN (forward); distinct values (derivatives)
+                    sample = _with_nans(lambda rng, s: np.round(rng.standard_normal(s), 1))
+                else:
+                    sample = bools(0.5) if dtype == "i1" else ints(-3, 3)
+                positions = lambda x, dim=dim, d=descending: _sorted_positions(x, dim, d)  # noqa: E731
+                cases.append(Case(
+                    f"sort{'.desc' if descending else ''}", dtype, [Arg(shape, dtype, sample)],
+                    f"%r = dlvm.sort %a0 dim {dim}{flag} : {t}", shape, dtype,
+                    lambda x, p=positions, dim=dim: np.take_along_axis(x, p(x), dim), family="sort",
+                    module=f"sort-{dtype}", rtol=0.0, seed=index))
+                # stability: a second operand follows keys with ties in their order
+                ti = ttype(shape, "i32")
+                cases.append(Case(
+                    f"sort.stable{'.desc' if descending else ''}", dtype, [Arg(shape, dtype, sample),
+                                                                          Arg(shape, "i32", ints(0, 10**6))],
+                    f"%s:2 = dlvm.sort %a0, %a1 dim {dim}{flag} : {t}, {ti}\n%r = dlvm.reshape %s#1 to {list(shape)} : {ti}",
+                    shape, "i32", lambda x, w, p=positions, dim=dim: np.take_along_axis(w, p(x), dim), family="sort",
+                    module=f"sort-stable-{dtype}", seed=index))
+                if dtype not in FLOATS:
+                    continue
+                # a second operand follows the keys (and both get gradients)
+                body = (f"%s:2 = dlvm.sort %a0, %a1 dim {dim}{flag} : {t}, {t}\n"
+                        f"%r = dlvm.mul %s#0, %s#1 : {t}, {t}")
+                spec = "fwd vjp jvp fd" if math.prod(shape) < 40 else "fwd vjp jvp"
+                cases.append(Case(
+                    f"sort2{'.desc' if descending else ''}", dtype, [Arg(shape, dtype, distinct()),
+                                                                      Arg(shape, dtype, normal())],
+                    body, shape, dtype,
+                    lambda x, w, p=positions, dim=dim: np.take_along_axis(x, p(x), dim) * np.take_along_axis(w, p(x), dim),
+                    family="sort", module=f"sort2-{dtype}", modes=modes(spec, dtype, [shape, shape]), seed=index))
+    # top_k: values and positions, k at both ends, NaN and ties
+    for dtype in ("f32", "f64", "i32"):
+        for index, (shape, k) in enumerate((((10,), 1), ((4, 33), 5), ((2, 3, 100), 100), ((64, 1025), 8), ((3, 7), 0))):
+            if dtype == "f64" and index % 2:
+                continue
+            out = (*shape[:-1], k)
+            t = ttype(shape, dtype)
+            sample = (_with_nans(lambda rng, s: np.round(rng.standard_normal(s), 1)) if dtype in FLOATS
+                      else ints(-5, 5))
+            top = lambda x, k=k: _sorted_positions(x, x.ndim - 1, True)[..., :k]  # noqa: E731
+            cases.append(Case(
+                "top_k.values", dtype, [Arg(shape, dtype, sample)],
+                f"%v, %i = dlvm.top_k %a0 k {k} : {t}\n%r = dlvm.reshape %v to {list(out)} : {ttype(out, dtype)}",
+                out, dtype, lambda x, top=top: np.take_along_axis(x, top(x), x.ndim - 1), family="sort",
+                module=f"top_k-{dtype}", rtol=0.0, seed=index))
+            cases.append(Case(
+                "top_k.indices", dtype, [Arg(shape, dtype, sample)],
+                f"%v, %i = dlvm.top_k %a0 k {k} : {t}\n%r = dlvm.reshape %i to {list(out)} : {ttype(out, 'i32')}",
+                out, "i32", lambda x, top=top: top(x).astype(np.int32), family="sort", module=f"top_k-{dtype}",
+                seed=index))
+            if dtype in FLOATS and k:
+                cases.append(Case(
+                    "top_k.grad", dtype, [Arg(shape, dtype, distinct())],
+                    f"%v, %i = dlvm.top_k %a0 k {k} : {t}\n%r = dlvm.mul %v, %v : {ttype(out, dtype)}, {ttype(out, dtype)}",
+                    out, dtype, lambda x, top=top: np.take_along_axis(x, top(x), x.ndim - 1) ** 2, family="sort",
+                    module=f"top_k-grad-{dtype}", modes=modes("fwd vjp jvp fd", dtype, [shape]), seed=index))
+    return cases
+
+
 # ----- dot -------------------------------------------------------------------
 
 
@@ -1791,7 +1894,7 @@ def random_cases() -> list[Case]:
 # registry and tests
 # --------------------------------------------------------------------------
 
-BUILDERS = [unary_cases, binary_cases, cmp_cases, select_cases, clamp_cases, is_finite_cases, indexing_cases, gather_cases, dot_cases, dot_general_cases, shape_cases, reduce_cases, scan_cases,
+BUILDERS = [unary_cases, binary_cases, cmp_cases, select_cases, clamp_cases, is_finite_cases, indexing_cases, gather_cases, sort_cases, dot_cases, dot_general_cases, shape_cases, reduce_cases, scan_cases,
             window_cases, softmax_cases, conv_cases, cast_cases, bitcast_cases, random_cases]
 
 

@@ -577,6 +577,46 @@ class DLVM_ArgExtremumOp<string mnemonic, string which> : DLVM_Op<mnemonic, [Pur
 def DLVM_ArgMaxOp : DLVM_ArgExtremumOp<"argmax", "largest">;
 def DLVM_ArgMinOp : DLVM_ArgExtremumOp<"argmin", "smallest">;
 
+def DLVM_SortOp : DLVM_Op<"sort", [Pure, InferTypeOpAdaptor]> {
+  let summary = "stable sort along a dimension; further operands follow the first";
+  let description = [{
+    Sorts the first operand along `dim`, ascending (or `descending`), and
+    permutes the other operands (of the same shape) the same way, as
+    `lax.sort` with one key. The sort is stable: equal keys keep their order.
+    Ascending puts NaN last, descending puts it first (NaN is the largest, as
+    in `top_k`); `-0.0` and `0.0` are equal; `i1` is false < true. The
+    results have the operands' types. Differentiable in every float operand
+    (the adjoint is the inverse permutation of the cotangent). The lowering
+    is a bottom-up merge sort of positions along `dim` (log2(n) passes),
+    then a gather of each operand.
+
+    ```mlir
+    %s = dlvm.sort %x dim 1 : tensor<4x100xf32>
+    %k, %v = dlvm.sort %keys, %values dim 0 descending : tensor<16xi32>, tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<DLVM_Tensor>:$operands, I64Attr:$dim, UnitAttr:$descending);
+  let results = (outs Variadic<DLVM_Tensor>:$results);
+  let assemblyFormat = "$operands `dim` $dim (`descending` $descending^)? attr-dict `:` type($operands)";
+}
+
+def DLVM_TopKOp : DLVM_Op<"top_k", [Pure, InferTypeOpAdaptor]> {
+  let summary = "the k largest elements along the last dimension and their positions";
+  let description = [{
+    `lax.top_k`: along the last dimension, the `k` largest elements in
+    descending order and their positions (`i32`); equal elements come in
+    order of position, NaN is the largest. Differentiable in the operand (the
+    adjoint scatters the cotangent back to the positions).
+
+    ```mlir
+    %v, %i = dlvm.top_k %logits k 5 : tensor<32x1000xf32>   // tensor<32x5xf32>, tensor<32x5xi32>
+    ```
+  }];
+  let arguments = (ins DLVM_Tensor:$operand, ConfinedAttr<I64Attr, [IntNonNegative]>:$k);
+  let results = (outs DLVM_Tensor:$values, DLVM_IntTensor:$indices);
+  let assemblyFormat = "$operand `k` $k attr-dict `:` type($operand)";
+}
+
 def DLVM_ReshapeOp : DLVM_Op<"reshape", [Pure,
     AllElementTypesMatch<["operand", "result"]>,
     InferTypeOpAdaptor]> {

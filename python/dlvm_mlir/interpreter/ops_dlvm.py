@@ -513,6 +513,32 @@ def _iota(frame, node, args):
     return values.astype(np.int64 if elem.wrap else elem.dtype)
 
 
+def sort_positions(keys, axis: int, descending: bool):
+    """The stable sorting permutation along ``axis`` (numpy's ``argsort``): ascending
+    puts NaN last, descending puts it first; ``-0.0 == 0.0``; False < True."""
+    if not descending:
+        return np.argsort(keys, axis=axis, kind="stable")
+    if keys.dtype.kind != "f":
+        return np.argsort(~keys, axis=axis, kind="stable")  # ~ reverses the order of ints and bools
+    by_value = np.argsort(-keys, axis=axis, kind="stable")  # NaN last
+    numbers = ~np.isnan(np.take_along_axis(keys, by_value, axis))
+    return np.take_along_axis(by_value, np.argsort(numbers, axis=axis, kind="stable"), axis)  # NaN first
+
+
+@op("dlvm.sort", seq=True)
+def _sort(frame, node, args):
+    axis = node.attr("dim")
+    positions = sort_positions(args[0], axis, node.has_attr("descending"))
+    return [np.take_along_axis(x, positions, axis) for x in args]
+
+
+@op("dlvm.top_k", seq=True)
+def _top_k(frame, node, args):
+    (x,) = args
+    positions = sort_positions(x, x.ndim - 1, True)[..., : node.attr("k")]
+    return [np.take_along_axis(x, positions, x.ndim - 1), positions.astype(node.result_elem(1).dtype)]
+
+
 def _arg_extremum(pick):
     def handler(frame, node, args):
         # numpy: the first position of the extremum, a NaN counting as one; False < True

@@ -37,6 +37,7 @@ __all__ = [
     "bitcast",
     "argmax",
     "argmin",
+    "argsort",
     "broadcast_to",
     "clip",
     "cast",
@@ -74,10 +75,12 @@ __all__ = [
     "scatter",
     "slice",
     "softmax",
+    "sort",
     "log_softmax",
     "squeeze",
     "take_along_axis",
     "tensordot",
+    "top_k",
     "transpose",
     "where",
     "zeros",
@@ -628,6 +631,45 @@ def _arg(name: str, build: Callable[..., ir.Value]) -> Callable[..., Tensor]:
 
 argmax = _arg("argmax", dlvm.argmax)
 argmin = _arg("argmin", dlvm.argmin)
+
+
+def _emit_results(what: str, build: Callable[[ir.Location], ir.OpView]) -> tuple[Tensor, ...]:
+    """Every result of the op ``build`` creates, as tensors."""
+    trace = require_trace(what)
+    return tuple(Tensor(v, trace.scope) for v in build_op(what, build).results)
+
+
+def sort(x: ArrayLike | Sequence[ArrayLike], axis: int = -1, descending: bool = False) -> Any:
+    """``dlvm.sort``: ``x`` sorted along ``axis`` (stable; ascending puts NaN last,
+    descending first); given a tuple or list of tensors of one shape, all of them in
+    the order that sorts the first (as ``lax.sort``), returned as a tuple."""
+    several = isinstance(x, (tuple, list))
+    tensors = [lift(t) for t in (x if several else [x])]
+    if not tensors:
+        raise ShapeError("dl.sort: nothing to sort")
+    dim = _axis(axis, tensors[0].ndim, "dl.sort")
+    values = [t.checked() for t in tensors]
+    results = _emit_results("dl.sort", lambda loc: dlvm.SortOp(values, dim, descending=bool(descending) or None,
+                                                                loc=loc))
+    return results if several else results[0]
+
+
+def argsort(x: ArrayLike, axis: int = -1, descending: bool = False) -> Tensor:
+    """numpy's stable ``argsort`` (i32 positions; ``dlvm.sort`` of the positions with ``x``)."""
+    t = lift(x)
+    dim = _axis(axis, t.ndim, "dl.argsort")
+    return sort((t, iota(list(t.shape), dim)), dim, descending)[1]
+
+
+def top_k(x: ArrayLike, k: int) -> tuple[Tensor, Tensor]:
+    """``lax.top_k`` (``dlvm.top_k``): the ``k`` largest elements along the last axis in
+    descending order and their i32 positions (equal ones in order of position)."""
+    t = lift(x)
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise ShapeError(f"dl.top_k: k must be a Python int, got {k!r}")
+    value = t.checked()
+    values, indices = _emit_results("dl.top_k", lambda loc: dlvm.TopKOp(value, int(k), loc=loc))
+    return values, indices
 
 
 def gather(

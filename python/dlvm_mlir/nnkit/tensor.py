@@ -223,6 +223,14 @@ class Tensor:
         up, and with ``set`` the last one stays)."""
         return _At(self)
 
+    def sort(self, axis: int = -1) -> Tensor:
+        """Sorted along ``axis``, ascending (``dl.sort``; returns the result, as JAX's ``.sort``)."""
+        return ops.sort(self, axis)
+
+    def argsort(self, axis: int = -1) -> Tensor:
+        """The stable sorting positions along ``axis`` (``dl.argsort``)."""
+        return ops.argsort(self, axis)
+
     def clip(self, low: Any, high: Any) -> Tensor:
         """``min(max(self, low), high)`` (numpy's ``ndarray.clip``)."""
         return ops.clip(self, low, high)

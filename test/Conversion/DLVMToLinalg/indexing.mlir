@@ -67,3 +67,30 @@ func.func @unembed(%table: tensor<100x16xf32>, %tokens: tensor<8xi32>, %g: tenso
   %t = dlvm.scatter add %table[%tokens], %g update_window_dims [1] inserted_window_dims [0] scatter_dims_to_operand_dims [0] index_vector_dim 1 : tensor<100x16xf32>, tensor<8xi32>, tensor<8x16xf32>
   return %t : tensor<100x16xf32>
 }
+
+// dlvm.sort: a merge sort of positions (passes, rows, runs, merge steps), then each
+// operand read at the sorted positions; the dimension is moved last and the others
+// collapsed into rows.
+// CHECK-LABEL: func.func @sort
+// CHECK: linalg.transpose
+// CHECK: linalg.index 1 : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c3{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<5x7xindex>)
+// CHECK: scf.for {{.*}} -> (index, index, tensor<5x7xindex>)
+// CHECK: arith.cmpf olt
+// CHECK: tensor.insert
+// CHECK: tensor.extract %{{.*}}[%{{.*}}, %{{.*}}] : tensor<5x7xf32>
+// CHECK: tensor.extract %{{.*}}[%{{.*}}, %{{.*}}] : tensor<5x7xi32>
+func.func @sort(%x: tensor<7x5xf32>, %y: tensor<7x5xi32>) -> (tensor<7x5xf32>, tensor<7x5xi32>) {
+  %a, %b = dlvm.sort %x, %y dim 0 : tensor<7x5xf32>, tensor<7x5xi32>
+  return %a, %b : tensor<7x5xf32>, tensor<7x5xi32>
+}
+
+// dlvm.top_k: the first k positions of a descending sort (NaN first)
+// CHECK-LABEL: func.func @top_k
+// CHECK: arith.cmpf ogt
+// CHECK: tensor.extract_slice %{{.*}}[0, 0] [4, 3] [1, 1] : tensor<4x10xindex> to tensor<4x3xindex>
+// CHECK: arith.index_cast %{{.*}} : index to i32
+func.func @top_k(%x: tensor<4x10xf32>) -> (tensor<4x3xf32>, tensor<4x3xi32>) {
+  %v, %i = dlvm.top_k %x k 3 : tensor<4x10xf32>
+  return %v, %i : tensor<4x3xf32>, tensor<4x3xi32>
+}

@@ -854,3 +854,35 @@ func.func @dot_general_types(%x: tensor<2x3xf32>, %y: tensor<3x2xf64>) {
   %0 = dlvm.dot_general %x, %y batch [] x [] contract [1] x [0] : tensor<2x3xf32>, tensor<3x2xf64>
   return
 }
+
+// -----
+
+func.func @sort_dim(%x: tensor<4x5xf32>) {
+  // expected-error @+1 {{dim 2 is out of range for 'tensor<4x5xf32>'}}
+  %0 = dlvm.sort %x dim 2 : tensor<4x5xf32>
+  return
+}
+
+// -----
+
+func.func @sort_shapes(%x: tensor<4x5xf32>, %y: tensor<5x4xf32>) {
+  // expected-error @+1 {{every operand must have the keys' shape: 'tensor<5x4xf32>' and 'tensor<4x5xf32>'}}
+  %0:2 = dlvm.sort %x, %y dim 0 : tensor<4x5xf32>, tensor<5x4xf32>
+  return
+}
+
+// -----
+
+func.func @top_k_k(%x: tensor<4x5xf32>) {
+  // expected-error @+1 {{k = 6 is not in [0, 5] (the last dimension of 'tensor<4x5xf32>')}}
+  %0:2 = dlvm.top_k %x k 6 : tensor<4x5xf32>
+  return
+}
+
+// -----
+
+func.func @top_k_scalar(%x: tensor<f32>) {
+  // expected-error @+1 {{expected an operand of rank 1 or more, got 'tensor<f32>'}}
+  %0:2 = dlvm.top_k %x k 0 : tensor<f32>
+  return
+}

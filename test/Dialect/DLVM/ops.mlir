@@ -291,6 +291,18 @@ func.func @dot_general(%q: tensor<2x4x16x32xf32>, %k: tensor<2x4x9x32xf32>, %s: 
   return %0, %1 : tensor<2x4x16x9xf32>, tensor<3xf32>
 }
 
+// CHECK-LABEL: func.func @sort_top_k
+func.func @sort_top_k(%x: tensor<4x100xf32>, %k: tensor<16xi32>, %v: tensor<16xf32>)
+    -> (tensor<4x100xf32>, tensor<16xf32>, tensor<4x5xf32>, tensor<4x5xi32>) {
+  // CHECK: dlvm.sort %{{.*}} dim 1 : tensor<4x100xf32>
+  %s = dlvm.sort %x dim 1 : tensor<4x100xf32>
+  // CHECK: dlvm.sort %{{.*}}, %{{.*}} dim 0 descending : tensor<16xi32>, tensor<16xf32>
+  %a, %b = dlvm.sort %k, %v dim 0 descending : tensor<16xi32>, tensor<16xf32>
+  // CHECK: dlvm.top_k %{{.*}} k 5 : tensor<4x100xf32>
+  %tv, %ti = dlvm.top_k %x k 5 : tensor<4x100xf32>
+  return %s, %b, %tv, %ti : tensor<4x100xf32>, tensor<16xf32>, tensor<4x5xf32>, tensor<4x5xi32>
+}
+
 // CHECK-LABEL: func.func @gather_scatter
 func.func @gather_scatter(%x: tensor<10x4xf32>, %i: tensor<3xi32>, %u: tensor<3x4xf32>) {
   // CHECK: dlvm.gather %{{.*}}[%{{.*}}] offset_dims [1] collapsed_slice_dims [0] start_index_map [0] index_vector_dim 1 slice_sizes [1, 4] : tensor<10x4xf32>, tensor<3xi32>

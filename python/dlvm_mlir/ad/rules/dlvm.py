@@ -436,6 +436,80 @@ for _name in (
 ):
     tangent(_name)(linear_tangent)
 
+@adjoint("dlvm.sort")
+def _sort(r) -> None:
+    """A sort permutes: each float operand's adjoint is its result's cotangent put back
+    in place, i.e. the cotangent sorted by the sorting permutation (found by sorting the
+    positions along with the operands)."""
+    op = r.op
+    count = len(r.operation.operands)
+    wanted = [i for i in range(count) if r.wants(i)]
+    if not wanted:
+        return
+    dim, descending = attr_int(op, "dim"), "descending" in r.operation.attributes
+    positions = _positions(r.x(0), dim)
+    perm = dlvm.SortOp([r.x(i) for i in range(count)] + [positions], dim, descending=descending).results[count]
+    for i in wanted:
+        r.accumulate(i, dlvm.SortOp([perm, r.grad_or_zeros(i)], dim).results[1])
+
+
+def _positions(x: ir.Value, dim: int) -> ir.Value:
+    """i32 positions along ``dim`` in the shape of ``x``."""
+    i32 = ir.IntegerType.get_signless(32)
+    return dlvm.iota(ir.RankedTensorType.get(vocab.shape(x), i32), dim)
+
+
+@tangent("dlvm.sort")
+def _sort_tangent(t) -> None:
+    """The tangents are permuted as the operands: sorted along with them."""
+    count = len(t.operation.operands)
+    active = [i for i in range(count) if t.dx(i) is not None]
+    if not active:
+        return
+    dim, descending = attr_int(t.op, "dim"), "descending" in t.operation.attributes
+    operands = [t.x(i) for i in range(count)] + [t.dx(i) for i in active]
+    results = dlvm.SortOp(operands, dim, descending=descending).results
+    for k, i in enumerate(active):
+        t.set(i, results[count + k])
+
+
+def _last_axis_starts(indices: ir.Value) -> tuple[ir.Value, int]:
+    """(row, position) start vectors [rows, k, 2] of top_k's ``indices`` ([..., k]) over
+    its rows, and the row count."""
+    shape = vocab.shape(indices)
+    rows, k = math.prod(shape[:-1]), shape[-1]
+    i32 = ir.IntegerType.get_signless(32)
+    row = dlvm.iota(ir.RankedTensorType.get([rows, k, 1], i32), 0)
+    return dlvm.concatenate([row, vocab.reshape(indices, [rows, k, 1])], 2), rows
+
+
+@adjoint("dlvm.top_k")
+def _top_k(r) -> None:
+    """The cotangent of the values added back at their positions (scatter add)."""
+    if not r.wants(0):
+        return
+    x, indices = r.x(0), r.y(1)
+    starts, rows = _last_axis_starts(indices)
+    n, k = vocab.shape(x)[-1], vocab.shape(indices)[-1]
+    zeros = vocab.zeros(ir.RankedTensorType.get([rows, n], ir.RankedTensorType(x.type).element_type))
+    back = dlvm.scatter(dlvm.ScatterKind.add, zeros, starts, vocab.reshape(r.grad_or_zeros(0), [rows, k]),
+                        [], [0, 1], [0, 1], 2)
+    r.accumulate(0, vocab.reshape(back, vocab.shape(x)))
+
+
+@tangent("dlvm.top_k")
+def _top_k_tangent(t) -> None:
+    """The operand's tangent at the positions of the values (gather)."""
+    dx = t.dx(0)
+    if dx is None:
+        return
+    indices = t.y(1)
+    starts, rows = _last_axis_starts(indices)
+    n = vocab.shape(dx)[-1]
+    picked = dlvm.gather(vocab.reshape(dx, [rows, n]), starts, [], [0, 1], [0, 1], 2, [1, 1])
+    t.set(0, vocab.reshape(picked, vocab.shape(indices)))
+
+
 @tangent("dlvm.scatter")
 def _scatter_tangent(t) -> None:
     """add and replace are linear in (operand, updates); max and min are not differentiable."""
