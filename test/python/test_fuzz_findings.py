@@ -355,3 +355,49 @@ def test_pad_past_int64_is_an_internal_compiler_error_not_an_abort():
         dlvm_mlir.compile(text, filename=FILE)
     assert info.value.stage == "parse" and str(info.value).startswith(f"{FILE}:1:1: error: internal compiler error")
     assert dlvm_mlir.compile("func.func @f(%x: f32) -> f32 {\n  return %x : f32\n}\n")["f"](np.float32(2)) == 2
+
+
+def _i1_loop(unsigned: bool) -> str:
+    attr = "unsigned " if unsigned else ""
+    return f"""func.func @power(%x: f32, %n: i1) -> f32 {{
+  %c0 = arith.constant 0 : i1
+  %c1 = arith.constant 1 : i1
+  %r = scf.for {attr}%i = %c0 to %n step %c1 iter_args(%a = %x) -> (f32) : i1 {{
+    %m = arith.mulf %a, %x : f32
+    scf.yield %m : f32
+  }}
+  return %r : f32
+}}
+"""
+
+
+def test_scf_for_over_i1_bounds_reads_them_signed():
+    # seed 303: `scf.for %i = false to true step true : i1` runs no iteration (true is -1
+    # signed); the interpreter read true as 1 and ran one
+    x = np.float32(0.75)
+    assert dlvm_mlir.compile(_i1_loop(False), filename=FILE)["power"](x, np.bool_(True)) == x
+    assert interpret(_i1_loop(False), "power", x, np.bool_(True)) == x
+    assert interpret(_i1_loop(True), "power", x, np.bool_(True)) == x * x  # unsigned: 0 < 1, one step
+
+
+@pytest.mark.xfail(strict=True, reason="upstream: scf.for canonicalization reads the constant i1 step true as -1 "
+                                       "(signed) and removes the loop, ignoring unsignedCmp")
+def test_unsigned_scf_for_over_i1_compiles_to_one_iteration():
+    x = np.float32(0.75)
+    assert dlvm_mlir.compile(_i1_loop(True), filename=FILE)["power"](x, np.bool_(True)) == x * x
+
+
+def test_unsigned_scf_for_counts_past_the_signed_range():
+    text = """func.func @f(%x: f32) -> f32 {
+  %c0 = arith.constant 0 : i8
+  %c1 = arith.constant 1 : i8
+  %n = arith.constant 200 : i8
+  %r = scf.for unsigned %i = %c0 to %n step %c1 iter_args(%a = %x) -> (f32) : i8 {
+    %m = arith.addf %a, %x : f32
+    scf.yield %m : f32
+  }
+  return %r : f32
+}
+"""
+    assert dlvm_mlir.compile(text, filename=FILE)["f"](np.float32(1)) == 201
+    assert interpret(text, "f", np.float32(1)) == 201

@@ -93,16 +93,19 @@ def _for(frame, node, args):
     lb, ub, step, *values = args
     body = node.regions[0]
     iv_type = type(lb)
-    i, ub_, step_ = int(lb), int(ub), int(step)
-    if step_ <= 0:
-        raise node.error(f"scf.for step must be positive, got {step_}")
+    # bounds and step are signed (i1 true is -1) unless unsignedCmp says otherwise
+    i, ub_, step_ = (-int(v) if isinstance(v, np.bool_) else int(v) for v in (lb, ub, step))
     if node.has_attr("unsignedCmp"):
         bits = np.dtype(type(lb)).itemsize * 8 if not isinstance(lb, np.bool_) else 1
         mask = (1 << bits) - 1
-        i, ub_ = i & mask, ub_ & mask
+        i, ub_, step_ = i & mask, ub_ & mask, step_ & mask
+    if i < ub_ and step_ <= 0:
+        raise node.error(f"scf.for step must be positive, got {step_}")
     run = frame.run
     while i < ub_:
-        values = run(body, [iv_type(i), *values])
+        # the counter in its type (an unsigned count past the signed range wraps)
+        iv = i if iv_type is int else np.array(i & 0xFFFFFFFFFFFFFFFF, np.uint64).astype(iv_type)[()]
+        values = run(body, [iv, *values])
         i += step_
     return values
 
