@@ -201,6 +201,63 @@ def test_transposed_b_is_packed() -> None:
         assert_close(exe.mm(a, b), a.astype(np.float64) @ b.T.astype(np.float64), rtol=1e-4, atol=1e-4)
 
 
+def stacked_contraction_ir(lead: tuple[int, int], m: int, n: int, kind: str) -> str:
+    """Products of (b, t, ...) stacks as reshape propagation leaves them: two row or reduction loops.
+
+    ``kind``: ``"grad"`` is ``transpose(x) . dz`` summed over b and t (two reduction
+    loops); ``"bt"`` is ``x . transpose(w)`` on stacked rows (two m loops, B read as [n, k]).
+    """
+    b, t = lead
+    if kind == "grad":
+        x, dz, out = f"tensor<{b}x{t}x{m}xf32>", f"tensor<{b}x{t}x{n}xf32>", f"tensor<{m}x{n}xf32>"
+        maps = "affine_map<(i, j, p, q) -> (p, q, i)>, affine_map<(i, j, p, q) -> (p, q, j)>, affine_map<(i, j, p, q) -> (i, j)>"
+        iterators = '"parallel", "parallel", "reduction", "reduction"'
+    else:
+        x, dz, out = f"tensor<{b}x{t}x{m}xf32>", f"tensor<{n}x{m}xf32>", f"tensor<{b}x{t}x{n}xf32>"
+        maps = "affine_map<(p, q, j, k) -> (p, q, k)>, affine_map<(p, q, j, k) -> (j, k)>, affine_map<(p, q, j, k) -> (p, q, j)>"
+        iterators = '"parallel", "parallel", "parallel", "reduction"'
+    return f"""
+    func.func @mm(%x: {x}, %y: {dz}) -> {out} {{
+      %zero = arith.constant 0.0 : f32
+      %e = tensor.empty() : {out}
+      %c = linalg.fill ins(%zero : f32) outs(%e : {out}) -> {out}
+      %r = linalg.generic {{indexing_maps = [{maps}], iterator_types = [{iterators}]}}
+          ins(%x, %y : {x}, {dz}) outs(%c : {out}) {{
+        ^bb0(%a: f32, %w: f32, %acc: f32):
+          %p = arith.mulf %a, %w : f32
+          %s = arith.addf %acc, %p : f32
+          linalg.yield %s : f32
+      }} -> {out}
+      return %r : {out}
+    }}
+    """
+
+
+@pytest.mark.parametrize(
+    "lead,m,n",
+    [((32, 64), 128, 512), ((3, 7), 17, 70), ((1, 5), 9, 1), ((5, 1), 1, 33), ((2, 130), 64, 65)],
+)
+def test_stacked_weight_gradient(lead: tuple[int, int], m: int, n: int) -> None:
+    """transpose(x) . dz over (b, t) stacks: the two reduction loops become one (collapse_dims)."""
+    exe = compile_ir(stacked_contraction_ir(lead, m, n, "grad"))
+    x, dz = rand(*lead, m), rand(*lead, n)
+    expected = np.einsum("btm,btn->mn", x.astype(np.float64), dz.astype(np.float64))
+    assert_close(exe.mm(x, dz), expected, rtol=1e-4, atol=1e-3)
+    [contraction] = [r for r in exe.lowering.schedules if r.plan.kind == "contraction"]
+    assert len(contraction.ranges) == 3, contraction  # m, n and one reduction loop
+
+
+@pytest.mark.parametrize("lead,m,n", [((32, 64), 512, 128), ((3, 7), 17, 70), ((2, 5), 40, 64)])
+def test_stacked_rows_transposed_b_is_packed(lead: tuple[int, int], m: int, n: int) -> None:
+    """x . transpose(w) with x of shape (b, t, k): B is packed although the rows are two loops."""
+    exe = compile_ir(stacked_contraction_ir(lead, m, n, "bt"))
+    x, w = rand(*lead, m), rand(n, m)
+    expected = x.astype(np.float64) @ w.T.astype(np.float64)
+    assert_close(exe.mm(x, w), expected, rtol=1e-4, atol=1e-3)
+    names = [r.op_name for r in exe.lowering.schedules]
+    assert names.count("linalg.transpose") == 1, names
+
+
 def test_transposed_matmuls_f64_and_integers() -> None:
     exe = compile_ir(transposed_matmul_ir(19, 70, 29, "b", "f64"))
     a, b = rand(19, 29, dtype=np.float64), rand(70, 29, dtype=np.float64)

@@ -289,6 +289,38 @@ def test_call_errors_point_at_the_call():
         annotated(np.ones((2, 4), np.float32), np.ones((3, 4), np.float32))
 
 
+@dl.function
+def chain(x: Tensor[f64, ("n", None)], *weights):
+    """A variadic staged function: as many layers as weights passed."""
+    for w in weights:
+        x = dl.tanh(x @ w)
+    return dl.reduce_sum(x)
+
+
+def test_variadic_functions_specialize_per_argument_count_and_differentiate():
+    x, w1, w2, w3 = rand(3, 4), 0.5 * rand(4, 5), 0.5 * rand(5, 5), 0.5 * rand(5, 2)
+    assert np.isclose(chain(x, w1), np.sum(np.tanh(x @ w1)), rtol=1e-12)
+    assert np.isclose(chain(x, w1, w2, w3), np.sum(np.tanh(np.tanh(np.tanh(x @ w1) @ w2) @ w3)), rtol=1e-12)
+    assert np.isclose(chain(x), np.sum(x), rtol=1e-12)  # no weights: *args may be empty
+    assert len(chain.specializations) == 3
+    grads = dl.gradient(chain, wrt=(1, 2))(x, w1, w2)
+    reference = lambda a, b: float(np.sum(np.tanh(np.tanh(x @ a) @ b)))  # noqa: E731
+    np.testing.assert_allclose(grads[0], central_difference(lambda v: reference(v, w2), w1), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(grads[1], central_difference(lambda v: reference(w1, v), w2), rtol=1e-6, atol=1e-9)
+
+    @dl.function
+    def outer(x, *ws):
+        return chain(x, *ws) * 2.0  # staged application of a variadic function
+
+    assert np.isclose(outer(x, w1, w2), 2 * reference(w1, w2), rtol=1e-12)
+    with pytest.raises(dl.ArityError, match="'chain' takes at least 1 arguments, got 0"):
+        chain()
+    with pytest.raises(dl.StagingError, match="takes \\*args: the seeds could not be told"):
+        dl.gradient(chain, seedable=True)
+    with pytest.raises(dl.StagingError, match="parameter 'scale' must be positional"):
+        dl.function(lambda x, *, scale: x)
+
+
 def test_mixed_element_types_and_bad_ops_are_dtype_errors():
     @dl.function
     def mixed(x, y):

@@ -78,6 +78,7 @@ from dlvm_mlir.transforms.kernel_fusion import FusionOptions, fuse_linalg, norma
 from .options import CpuOptions
 from .boolmem import widen_bool_memrefs
 from .mathapprox import approximate_math, expand_accurate_math
+from .collapse_dims import collapse_contraction_reductions
 from .packing import pack_contractions
 from .reduction_split import split_reductions
 from .runtime import (
@@ -293,9 +294,15 @@ def stage_approximate_math(module: ir.Module, options: CpuOptions) -> None:
 
 
 def stage_pack(module: ir.Module, options: CpuOptions) -> None:
-    """Copy the streamed operand of large contractions into contiguous panels."""
-    if options.vectorize and options.pack_operands:
+    """Merge the reduction loops of contractions that travel together
+    (:mod:`dlvm_mlir.backend.collapse_dims`), then copy the streamed operand
+    of large contractions into contiguous panels."""
+    if not options.vectorize:
+        return
+    changed = collapse_contraction_reductions(module)
+    if options.pack_operands:
         pack_contractions(module, options.target, options.schedule)
+    if changed or options.pack_operands:
         _run_passes(module, "canonicalize,cse")
 
 

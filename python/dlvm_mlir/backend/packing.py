@@ -23,6 +23,7 @@ are split off into an unpacked contraction on slices.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from mlir import ir
@@ -71,11 +72,14 @@ def plan_packing(op: ir.Operation, nest: LoopNest, target: CpuTarget, options: S
     con = nest.contraction
     if con is None or not nest.vectorizable or len(op.results) != 1:
         return None
-    if len(con.m) != 1 or len(con.n) != 1 or len(con.k) != 1:
+    # several m dims (rows of a stacked x @ w, e.g. (batch, time, width)) are fine: only
+    # B's n and k dims are rearranged
+    if not con.m or len(con.n) != 1 or len(con.k) != 1:
         return None
-    m, n, k = con.m[0], con.n[0], con.k[0]
+    n, k = con.n[0], con.k[0]
     _, panel, _ = register_tile(target, nest, options)
-    extent_m, extent_n, extent_k = nest.ranges[m], nest.ranges[n], nest.ranges[k]
+    extent_m = math.prod(nest.ranges[d] for d in con.m)
+    extent_n, extent_k = nest.ranges[n], nest.ranges[k]
     packed_n = extent_n - extent_n % panel
     if packed_n < panel:
         return None
@@ -85,7 +89,9 @@ def plan_packing(op: ir.Operation, nest: LoopNest, target: CpuTarget, options: S
     positions = [_dim_positions(amap) for amap in maps]
     if any(p is None for p in positions):
         return None
-    b_candidates = [i for i in (0, 1) if n in positions[i] and k in positions[i] and m not in positions[i]]
+    b_candidates = [
+        i for i in (0, 1) if n in positions[i] and k in positions[i] and not set(con.m) & set(positions[i])
+    ]
     output = positions[2]
     if len(b_candidates) != 1 or not output or output[-1] != n:
         return None

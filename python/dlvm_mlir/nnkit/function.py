@@ -162,6 +162,18 @@ class StagedFunction(ABC):
         """Declared parameter types (None: unknown count)."""
         return None
 
+    variadic = False
+    """Whether calls may pass more arguments than ``annotations()`` lists (``*args``)."""
+
+    def _check_count(self, given: int) -> None:
+        annotations = self.annotations()
+        if annotations is None:
+            return
+        if self.variadic and given < len(annotations):
+            raise ArityError(f"'{self.name}' takes at least {len(annotations)} arguments, got {given}")
+        if not self.variadic and given != len(annotations):
+            raise ArityError(f"'{self.name}' takes {len(annotations)} arguments, got {given}")
+
     def _emit_entry(self, builder: ModuleBuilder, args: tuple[Spec, ...]) -> Emitted:
         """The public function a Specialization runs."""
         return builder.emit(self, args, public=True)
@@ -200,11 +212,10 @@ class StagedFunction(ABC):
 
     def _arguments(self, args: Sequence[Any]) -> tuple[list[np.ndarray], tuple[Spec, ...]]:
         """Arrays to pass and their Specs (the specialization key)."""
-        annotations = self.annotations()
-        if annotations is not None and len(args) != len(annotations):
-            raise ArityError(f"'{self.name}' takes {len(annotations)} arguments, got {len(args)}")
+        self._check_count(len(args))
+        annotations = self.annotations() or []
         pairs = [
-            to_argument(arg, annotations[i] if annotations else None, f"argument {i} of '{self.name}'")
+            to_argument(arg, annotations[i] if i < len(annotations) else None, f"argument {i} of '{self.name}'")
             for i, arg in enumerate(args)
         ]
         return [array for array, _ in pairs], tuple(spec for _, spec in pairs)
@@ -228,8 +239,7 @@ class StagedFunction(ABC):
         for position, example in enumerate(examples):
             annotation = annotations[position] if annotations and position < len(annotations) else None
             specs.append(_example_spec(example, annotation, f"argument {position} of '{self.name}'"))
-        if annotations is not None and len(specs) != len(annotations):
-            raise ArityError(f"'{self.name}' takes {len(annotations)} arguments, got {len(specs)}")
+        self._check_count(len(specs))
         return self._specialization(tuple(specs))
 
     def ir(self, *examples: Any, stage: str = "dlvm", debug_info: bool = False) -> str:
@@ -282,13 +292,18 @@ class Function(StagedFunction):
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
         self._signature = inspect.signature(fn)
+        fixed = []
         for param in self._signature.parameters.values():
-            if param.kind not in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
-                raise StagingError(f"staged function '{self.name}': parameter '{param.name}' must be positional")
+            if param.kind == param.VAR_POSITIONAL:
+                self.variadic = True
+            elif param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
+                fixed.append(param.name)
+            else:
+                raise StagingError(
+                    f"staged function '{self.name}': parameter '{param.name}' must be positional (or a *args)"
+                )
         hints = _annotations(fn)
-        self._annotations = [
-            hints.get(p) if isinstance(hints.get(p), TensorAnnotation) else None for p in self._signature.parameters
-        ]
+        self._annotations = [hints.get(p) if isinstance(hints.get(p), TensorAnnotation) else None for p in fixed]
         code = fn.__code__
         self._defined_at = (code.co_filename, code.co_firstlineno)
         self.traces = 0
@@ -298,12 +313,15 @@ class Function(StagedFunction):
         return self._annotations
 
     def param_count(self, builder: ModuleBuilder, args: tuple[Spec, ...]) -> int:
-        return len(self._annotations)
+        return len(args) if self.variadic else len(self._annotations)
 
     def _check(self, args: tuple[Spec, ...]) -> None:
-        if len(args) != len(self._annotations):
-            names = ", ".join(self._signature.parameters)
-            raise ArityError(f"'{self.name}' takes {len(self._annotations)} arguments ({names}), got {len(args)}")
+        if len(args) < len(self._annotations) or (len(args) > len(self._annotations) and not self.variadic):
+            names = ", ".join(str(p) for p in self._signature.parameters.values())
+            at_least = "at least " if self.variadic else ""
+            raise ArityError(
+                f"'{self.name}' takes {at_least}{len(self._annotations)} arguments ({names}), got {len(args)}"
+            )
         bindings: dict[str, int] = {}
         for param, annotation, actual in zip(self._signature.parameters, self._annotations, args):
             if annotation is not None:

@@ -55,6 +55,13 @@ class Gradient(StagedFunction):
             if not callable(of):
                 raise StagingError(f"dl.gradient expects a function, got {type(of).__name__}")
             of = Function(of)
+        if seedable and of.variadic:
+            raise StagingError(
+                f"dl.gradient(seedable=True) of '{of.name}', which takes *args: the seeds could not be told "
+                "from its arguments; give it named parameters",
+                user_location(),
+            )
+        self.variadic = of.variadic
         super().__init__(
             name or f"{of.name}_grad",
             of.target,
