@@ -180,6 +180,37 @@ CASES: list[Case] = [
     _op("scan_mul", "dlvm.scan mul %a dim 0 : tensor<4x2xf64>", [((4, 2), "normal")], "tensor<4x2xf64>"),
     _op("scan_max", "dlvm.scan max %a dim 1 : tensor<2x5xf64>", [((2, 5), "distinct")], "tensor<2x5xf64>"),
     _op("scan_min", "dlvm.scan min %a dim 1 : tensor<2x5xf64>", [((2, 5), "distinct")], "tensor<2x5xf64>"),
+    _op("scan_add_exclusive", "dlvm.scan add %a dim 1 exclusive : tensor<2x4xf64>", [((2, 4), "normal")],
+        "tensor<2x4xf64>"),
+    _op("scan_add_reverse", "dlvm.scan add %a dim 0 reverse : tensor<5x2xf64>", [((5, 2), "normal")],
+        "tensor<5x2xf64>"),
+    _op("scan_add_exclusive_reverse", "dlvm.scan add %a dim 1 exclusive reverse : tensor<2x4xf64>",
+        [((2, 4), "normal")], "tensor<2x4xf64>"),
+    _op("scan_mul_exclusive", "dlvm.scan mul %a dim 0 exclusive : tensor<4x2xf64>", [((4, 2), "normal")],
+        "tensor<4x2xf64>"),
+    _op("scan_mul_reverse", "dlvm.scan mul %a dim 1 reverse : tensor<2x4xf64>", [((2, 4), "normal")],
+        "tensor<2x4xf64>"),
+    _op("scan_mul_exclusive_reverse", "dlvm.scan mul %a dim 0 exclusive reverse : tensor<4x3xf64>",
+        [((4, 3), "normal")], "tensor<4x3xf64>"),
+    # the first exclusive max is -inf: compared with 0 to stay finite for the differences
+    Case(
+        "scan_max_exclusive",
+        "  %s = dlvm.scan max %a dim 1 exclusive : tensor<2x5xf64>\n"
+        "  %z = dlvm.constant dense<-4.0> : tensor<f64>\n"
+        "  %r = dlvm.max %s, %z : tensor<2x5xf64>, tensor<f64>\n  return %r : tensor<2x5xf64>",
+        [((2, 5), "distinct")], result="tensor<2x5xf64>",
+    ),
+    _op("scan_min_reverse", "dlvm.scan min %a dim 1 reverse : tensor<2x5xf64>", [((2, 5), "distinct")],
+        "tensor<2x5xf64>"),
+    Case(
+        "scan_min_exclusive_reverse",
+        "  %s = dlvm.scan min %a dim 0 exclusive reverse : tensor<5x2xf64>\n"
+        "  %z = dlvm.constant dense<4.0> : tensor<f64>\n"
+        "  %r = dlvm.min %s, %z : tensor<5x2xf64>, tensor<f64>\n  return %r : tensor<5x2xf64>",
+        [((5, 2), "distinct")], result="tensor<5x2xf64>",
+    ),
+    _op("scan_mul_exclusive_single", "dlvm.scan mul %a dim 0 exclusive : tensor<1x3xf64>", [((1, 3), "normal")],
+        "tensor<1x3xf64>"),
     # Window reductions.
     _op(
         "reduce_window_add",

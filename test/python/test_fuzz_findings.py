@@ -401,3 +401,45 @@ def test_unsigned_scf_for_counts_past_the_signed_range():
 """
     assert dlvm_mlir.compile(text, filename=FILE)["f"](np.float32(1)) == 201
     assert interpret(text, "f", np.float32(1)) == 201
+
+
+def test_select_of_whole_tensors_by_a_scalar_compiles():
+    """dlvm-fuzz seed 404: the forward derivative of a cf loop left ``arith.select %c, %a, %b : tensor<f32>``
+    with a scalar condition, on which upstream convert-elementwise-to-linalg aborted the process."""
+    text = """
+func.func @cfg(%x: tensor<f32>, %n: i32) -> tensor<f32> {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  cf.br ^head(%x, %c0 : tensor<f32>, i32)
+^head(%v: tensor<f32>, %i: i32):
+  %c = arith.cmpi eq, %i, %n : i32
+  cf.cond_br %c, ^body, ^exit
+^body:
+  %false = arith.constant false
+  %w = scf.if %false -> (tensor<f32>) {
+    %s = dlvm.sin %v : tensor<f32>
+    scf.yield %s : tensor<f32>
+  } else {
+    scf.yield %v : tensor<f32>
+  }
+  %i2 = arith.addi %i, %c1 : i32
+  cf.br ^head(%w, %i2 : tensor<f32>, i32)
+^exit:
+  return %v : tensor<f32>
+}
+func.func private @cfg_jvp(tensor<f32>, i32, tensor<f32>) -> (tensor<f32>)
+    attributes {dlvm.tangent = #dlvm.tangent<of @cfg from 0 wrt [0]>}
+"""
+    jvp = dlvm_mlir.compile(text, filename=FILE)["cfg_jvp"]
+    for n in (0, 3):
+        assert jvp(np.float32(0.5), np.int32(n), np.float32(2.0)) == 2.0
+    select = """
+func.func @pick(%c: i1, %a: tensor<3x5xf32>, %b: tensor<3x5xf32>) -> tensor<3x5xf32> {
+  %r = arith.select %c, %a, %b : tensor<3x5xf32>
+  return %r : tensor<3x5xf32>
+}
+"""
+    pick = dlvm_mlir.compile(select, filename=FILE)["pick"]
+    a, b = np.ones((3, 5), np.float32), np.zeros((3, 5), np.float32)
+    np.testing.assert_array_equal(pick(np.bool_(True), a, b), a)
+    np.testing.assert_array_equal(pick(np.bool_(False), a, b), b)

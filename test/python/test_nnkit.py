@@ -164,6 +164,9 @@ def test_shape_and_reduction_ops_match_numpy():
             dl.where(x > 0, x, 0.0),
             dl.cumsum(x, axis=1),
             dl.reverse(x, 1),
+            dl.cumsum(x, axis=1, exclusive=True),
+            dl.cumprod(x, axis=0, reverse=True),
+            dl.cummax(x, axis=1, exclusive=True, reverse=True),
         )
 
     x, y = rand(3, 4), rand(2, 4)
@@ -172,6 +175,8 @@ def test_shape_and_reduction_ops_match_numpy():
         e / e.sum(1, keepdims=True), x.sum(0, keepdims=True), x.max(1), x.mean(), x.T,
         np.concatenate([x, y]), x[1:, ::2], x[0], x.reshape(-1), x[None], (x > 0).astype(np.float64),
         np.where(x > 0, x, 0.0), np.cumsum(x, 1), x[:, ::-1],
+        np.cumsum(x, 1) - x, np.cumprod(x[::-1], 0)[::-1],
+        np.concatenate([np.maximum.accumulate(x[:, ::-1], 1)[:, -2::-1], np.full((3, 1), -np.inf)], 1),
     )
     for got, want in zip(shapes(x, y), expected):
         assert np.shape(got) == np.shape(want)

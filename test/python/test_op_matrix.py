@@ -1422,7 +1422,42 @@ def _scan_ref(kind, dim, dtype):
     return ref
 
 
-def scan_case(kind, dtype, shape, dim, **kw) -> Case:
+def _flagged_scan_ref(ref, kind, dim, flags):
+    """The inclusive forward reference run from the end and/or shifted (dlvm.scan's exclusive/reverse)."""
+    if not flags:
+        return ref
+
+    def identity(dtype):
+        if kind in ("add", "or"):
+            return 0
+        if kind in ("mul",):
+            return 1
+        if kind == "and":
+            return True if dtype == np.bool_ else -1
+        if dtype == np.bool_:
+            return kind == "min"
+        if dtype.kind == "f":
+            return -np.inf if kind == "max" else np.inf
+        info = np.iinfo(dtype)
+        return info.min if kind == "max" else info.max
+
+    def shift(r, fill):
+        head = np.full_like(np.take(r, [0], axis=dim), fill)
+        return np.concatenate([head, np.take(r, np.arange(r.shape[dim] - 1), axis=dim)], axis=dim)
+
+    def flagged(x):
+        flip = (lambda v: np.flip(v, dim)) if "reverse" in flags else (lambda v: v)
+        out = ref(flip(x))
+        r, bound = out if isinstance(out, tuple) else (out, None)
+        if "exclusive" in flags:
+            r = shift(r, identity(r.dtype))
+            bound = None if bound is None else shift(bound, 0)
+        return (flip(r), flip(bound)) if bound is not None else flip(r)
+
+    return flagged
+
+
+def scan_case(kind, dtype, shape, dim, flags="", **kw) -> Case:
     if dtype in FLOATS:
         sample = {"mul": uniform(0.999, 1.001) if shape[dim] > 100 else uniform(0.6, 1.5), "max": distinct(),
                   "min": distinct()}.get(kind, normal())
@@ -1431,8 +1466,10 @@ def scan_case(kind, dtype, shape, dim, **kw) -> Case:
     else:
         sample = {"mul": tiled([1, -1, 1, 1, 2, -1, 1, 1, 1])}.get(kind, ints(-1000, 1000))
     kw.setdefault("modes", ("fwd",))
-    return Case(f"scan_{kind}.d{dim}", dtype, [Arg(shape, dtype, sample)],
-                f"%r = dlvm.scan {kind} %a0 dim {dim} : {ttype(shape, dtype)}", shape, dtype, _scan_ref(kind, dim, dtype),
+    suffix = "".join(f".{f}" for f in flags.split())
+    return Case(f"scan_{kind}.d{dim}{suffix}", dtype, [Arg(shape, dtype, sample)],
+                f"%r = dlvm.scan {kind} %a0 dim {dim} {flags} : {ttype(shape, dtype)}", shape, dtype,
+                _flagged_scan_ref(_scan_ref(kind, dim, dtype), kind, dim, flags),
                 family="scan", rtol=0.0, **{"module": f"scan-{dtype}", **kw})
 
 
@@ -1460,6 +1497,21 @@ def scan_cases() -> list[Case]:
             for kind in kinds:
                 known = "13.4 (i1 order)" if dtype == "i1" and kind in ("max", "min") else ""
                 cases.append(scan_case(kind, dtype, shape, dim, known=known))
+    # exclusive and reverse scans: both sides of the vector width, size-1 and single-element scans
+    flagged = {"f32": [((33, 65), 1, "fwd vjp"), ((1, 65), 0, "fwd vjp"), ((1000,), 0, "fwd")],
+               "f64": [((7,), 0, "fwd vjp jvp fd"), ((3, 4, 5), 2, "fwd vjp jvp fd")]}
+    for flags in ("exclusive", "reverse", "exclusive reverse"):
+        for dtype, shape_dims in flagged.items():
+            for shape, dim, spec in shape_dims:
+                for kind in ("add", "mul", "max", "min"):
+                    case_modes = modes(spec, dtype, [shape])
+                    if "exclusive" in flags and kind in ("max", "min"):
+                        case_modes = ("fwd",)  # +-inf first results: checked by test_ad_rules through a clamp
+                    cases.append(scan_case(kind, dtype, shape, dim, flags, modes=case_modes,
+                                           module=f"scan-flags-{dtype}"))
+        cases.append(scan_case("add", "i32", (33, 65), 1, flags, module="scan-flags-i32"))
+        cases.append(scan_case("and", "i1", (33,), 0, flags, module="scan-flags-i1"))
+        cases.append(scan_case("max", "i32", (7,), 0, flags, module="scan-flags-i32"))
     return cases
 
 

@@ -717,21 +717,27 @@ def DLVM_ReduceOp : DLVM_Op<"reduce", [Pure,
 }
 
 def DLVM_ScanOp : DLVM_Op<"scan", [Pure, SameOperandsAndResultType]> {
-  let summary = "inclusive prefix reduction along a dimension";
+  let summary = "prefix reduction along a dimension (inclusive or exclusive, either direction)";
   let description = [{
     Result element `i` along `dim` combines operand elements `0..i` with
     `add`, `mul`, `max`, `min`, `and` or `or` (`max`/`min` as in
-    `dlvm.reduce`). Derivative of `max`/`min`: result `i`'s adjoint is shared
-    equally by the elements `0..i` equal to it.
+    `dlvm.reduce`). `exclusive`: elements `0..i-1` (the first result is the
+    combinator's identity, as `dlvm.reduce` has it); `reverse`: the scan runs
+    from the last element (`i..n-1`, or `i+1..n-1` when exclusive), as
+    `lax.cumsum(reverse=True)`. Derivative of `max`/`min`: result `i`'s
+    adjoint is shared equally by the elements it combines that equal it.
 
     ```mlir
     %c = dlvm.scan add %x dim 1 : tensor<4x8xf32>
+    %e = dlvm.scan mul %x dim 0 exclusive reverse : tensor<4x8xf32>
     ```
   }];
   let arguments = (ins DLVM_ReductionKindAttr:$kind, DLVM_Tensor:$operand,
-                   ConfinedAttr<I64Attr, [IntNonNegative]>:$dim);
+                   ConfinedAttr<I64Attr, [IntNonNegative]>:$dim,
+                   UnitAttr:$exclusive, UnitAttr:$reverse);
   let results = (outs DLVM_Tensor:$result);
-  let assemblyFormat = "$kind $operand `dim` $dim attr-dict `:` type($operand)";
+  let assemblyFormat = "$kind $operand `dim` $dim (`exclusive` $exclusive^)? (`reverse` $reverse^)? attr-dict "
+                       "`:` type($operand)";
   let hasVerifier = 1;
 }
 

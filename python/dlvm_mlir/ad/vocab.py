@@ -465,8 +465,10 @@ def dot(a: ir.Value, b: ir.Value) -> ir.Value:
     return dlvm.dot(a, b)
 
 
-def scan(kind: str, x: ir.Value, dim: int) -> ir.Value:
-    return dlvm.scan(getattr(dlvm.ReductionKind, kind), x, dim)
+def scan(kind: str, x: ir.Value, dim: int, exclusive: bool = False, reverse: bool = False) -> ir.Value:
+    return dlvm.scan(
+        getattr(dlvm.ReductionKind, kind), x, dim, exclusive=exclusive or None, reverse=reverse or None
+    )
 
 
 def cast(x: ir.Value, elt: ir.Type) -> ir.Value:

@@ -691,13 +691,24 @@ def scan_kernel(x, kind: int, axis: int):
     raise InterpreterError(f"'{KIND_NAMES[kind]}' is not a valid scan combinator")
 
 
+def scan_with_flags(x, kind: int, axis: int, exclusive: bool, reverse: bool):
+    """``scan_kernel`` run from the end (``reverse``) and/or shifted by one (``exclusive``)."""
+    v = np.flip(x, axis) if reverse else x
+    r = scan_kernel(v, kind, axis)
+    if exclusive and r.shape[axis]:
+        head = np.full_like(np.take(r, [0], axis=axis), identity(kind, r.dtype))
+        r = np.concatenate([head, np.take(r, np.arange(r.shape[axis] - 1), axis=axis)], axis=axis)
+    return np.flip(r, axis) if reverse else r
+
+
 @op("dlvm.scan")
 def _scan(frame, node, args):
     kind = node.attr("kind")
     x = args[0]
     _check_kind(kind, x, allow_mean=False)
     kind = _bool_kind(kind, x)
-    return int_semantics(lambda v: scan_kernel(v, kind, node.attr("dim")))(x)
+    flags = node.has_attr("exclusive"), node.has_attr("reverse")
+    return int_semantics(lambda v: scan_with_flags(v, kind, node.attr("dim"), *flags))(x)
 
 
 def window_padding(n: int, w: int, s: int, padding: int) -> tuple[int, int, int]:

@@ -45,6 +45,8 @@ __all__ = [
     "constant",
     "convolve",
     "cumprod",
+    "cummax",
+    "cummin",
     "cumsum",
     "dot",
     "dot_general",
@@ -911,20 +913,30 @@ reduce_all = _reduction("all", "logical and")
 reduce_any = _reduction("any", "logical or")
 
 
-def scan(kind: Any, x: ArrayLike, axis: int) -> Tensor:
-    """``dlvm.scan``: inclusive prefix reduction along ``axis``."""
+def scan(kind: Any, x: ArrayLike, axis: int, exclusive: bool = False, reverse: bool = False) -> Tensor:
+    """``dlvm.scan``: prefix reduction along ``axis`` (``exclusive``: without the element itself,
+    from the combinator's identity; ``reverse``: from the end, as ``lax.cumsum(reverse=True)``)."""
     t = lift(x)
     combinator, dim = _kind(kind, "dl.scan"), _axis(axis, t.ndim, "dl.scan")
     value = t.checked()
-    return _emit("dl.scan", lambda loc: dlvm.scan(combinator, value, dim, loc=loc))
+    flags = {"exclusive": True if exclusive else None, "reverse": True if reverse else None}
+    return _emit("dl.scan", lambda loc: dlvm.scan(combinator, value, dim, **flags, loc=loc))
 
 
-def cumsum(x: ArrayLike, axis: int) -> Tensor:
-    return scan("add", x, axis)
+def cumsum(x: ArrayLike, axis: int, exclusive: bool = False, reverse: bool = False) -> Tensor:
+    return scan("add", x, axis, exclusive, reverse)
 
 
-def cumprod(x: ArrayLike, axis: int) -> Tensor:
-    return scan("mul", x, axis)
+def cumprod(x: ArrayLike, axis: int, exclusive: bool = False, reverse: bool = False) -> Tensor:
+    return scan("mul", x, axis, exclusive, reverse)
+
+
+def cummax(x: ArrayLike, axis: int, exclusive: bool = False, reverse: bool = False) -> Tensor:
+    return scan("max", x, axis, exclusive, reverse)
+
+
+def cummin(x: ArrayLike, axis: int, exclusive: bool = False, reverse: bool = False) -> Tensor:
+    return scan("min", x, axis, exclusive, reverse)
 
 
 _PADDINGS = {"none": "none", "valid": "none", "half": "half", "same": "half", "full": "full"}

@@ -62,6 +62,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from mlir import ir, passmanager
+from mlir.dialects import scf
 from mlir.dialects.transform import interpreter
 
 from dlvm_mlir.passes import ModulePass, Option, PassError, register_pass
@@ -273,7 +274,39 @@ def duplicate_shared_producers(module: ir.Module | ir.Operation, max_uses: int =
 
 def normalize_linalg(module: ir.Module | ir.Operation) -> None:
     """Step 1: elementwise tensor ops -> ``linalg.generic``; generic contractions -> named."""
+    _whole_tensor_selects_to_if(module)
     _run_passes(module, "func.func(convert-elementwise-to-linalg),linalg-specialize-generic-ops")
+
+
+def _whole_tensor_selects_to_if(module: ir.Module | ir.Operation) -> None:
+    """``arith.select %c, %a, %b : tensor`` with a scalar ``%c`` picks a whole tensor: an ``scf.if``.
+
+    convert-elementwise-to-linalg takes every operand of an elementwise op on
+    tensors for a tensor and aborts the process on the scalar condition
+    (dlvm-fuzz seed 404: the forward derivative of a loop in ``cf`` form).
+    """
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if (
+            op.name == "arith.select"
+            and not isinstance(op.operands[0].type, ir.ShapedType)
+            and isinstance(op.results[0].type, ir.RankedTensorType)
+        ):
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    root = module.operation if isinstance(module, ir.Module) else module
+    root.walk(visit)
+    for op in found:
+        with ir.InsertionPoint(op), op.location:
+            branch = scf.IfOp(op.operands[0], [op.results[0].type], has_else=True)
+            with ir.InsertionPoint(branch.then_block):
+                scf.YieldOp([op.operands[1]])
+            with ir.InsertionPoint(branch.else_block):
+                scf.YieldOp([op.operands[2]])
+        op.results[0].replace_all_uses_with(branch.results[0])
+        op.erase()
 
 
 def fuse_linalg(module: ir.Module | ir.Operation, options: FusionOptions = FusionOptions()) -> None:

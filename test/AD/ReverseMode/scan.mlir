@@ -2,20 +2,31 @@
 
 // Reverse mode of dlvm.scan.
 
-// add: dx = reverse(scan add(reverse(g)))  (a suffix sum)
+// add: dx = scan add g reverse  (a suffix sum)
 // CHECK-LABEL: func.func @cumsum_grad(
 // CHECK-SAME:    %[[ARG0:.*]]: tensor<2x4xf32>, %[[ARG1:.*]]: tensor<2x4xf32>) -> tensor<2x4xf32>
-// CHECK:      %[[V0:.*]] = dlvm.scan add %[[ARG0]] dim 1 : tensor<2x4xf32>
-// CHECK:      %[[V1:.*]] = dlvm.reverse %[[ARG1]] dims [1] : tensor<2x4xf32>
-// CHECK:      %[[V2:.*]] = dlvm.scan add %[[V1]] dim 1 : tensor<2x4xf32>
-// CHECK:      %[[V3:.*]] = dlvm.reverse %[[V2]] dims [1] : tensor<2x4xf32>
-// CHECK:      return %[[V3]] : tensor<2x4xf32>
+// CHECK:      %[[V1:.*]] = dlvm.scan add %[[ARG1]] dim 1 reverse : tensor<2x4xf32>
+// CHECK:      return %[[V1]] : tensor<2x4xf32>
 func.func @cumsum(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
   %y = dlvm.scan add %x dim 1 : tensor<2x4xf32>
   return %y : tensor<2x4xf32>
 }
 func.func private @cumsum_grad(tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
     attributes {dlvm.gradient = #dlvm.gradient<of @cumsum seedable>}
+
+// -----
+
+// the transpose of an exclusive suffix sum is the exclusive prefix sum
+// CHECK-LABEL: func.func @suffix_grad(
+// CHECK-SAME:    %[[ARG0:.*]]: tensor<5xf64>, %[[ARG1:.*]]: tensor<5xf64>) -> tensor<5xf64>
+// CHECK:      %[[V1:.*]] = dlvm.scan add %[[ARG1]] dim 0 exclusive : tensor<5xf64>
+// CHECK:      return %[[V1]] : tensor<5xf64>
+func.func @suffix(%x: tensor<5xf64>) -> tensor<5xf64> {
+  %y = dlvm.scan add %x dim 0 exclusive reverse : tensor<5xf64>
+  return %y : tensor<5xf64>
+}
+func.func private @suffix_grad(tensor<5xf64>, tensor<5xf64>) -> tensor<5xf64>
+    attributes {dlvm.gradient = #dlvm.gradient<of @suffix seedable>}
 
 // -----
 

@@ -106,6 +106,25 @@ func.func @scan(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   return %r : tensor<4x8xf32>
 }
 
+// Exclusive and reversed: the first result (the last position) is the
+// identity; each step inserts the running value at n - 1 - i, then combines.
+// CHECK-LABEL: func.func @scan_exclusive_reverse
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>)
+// CHECK: %[[FIRST:.*]] = tensor.extract_slice %[[X]][0, 7] [4, 1] [1, 1]
+// CHECK: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK: %[[HEAD:.*]] = linalg.fill ins(%[[ONE]] : f32) outs(%{{.*}} : tensor<4x1xf32>)
+// CHECK: %[[INIT:.*]] = tensor.insert_slice %[[HEAD]] into %{{.*}}[0, 7] [4, 1] [1, 1]
+// CHECK: scf.for %[[IV:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[CUR:.*]] = %{{.*}}, %[[RES:.*]] = %[[INIT]])
+// CHECK: %[[AT:.*]] = arith.subi %{{.*}}, %[[IV]] : index
+// CHECK: %[[INS:.*]] = tensor.insert_slice %[[CUR]] into %[[RES]][0, %[[AT]]] [4, 1] [1, 1]
+// CHECK: tensor.extract_slice %[[X]][0, %[[AT]]] [4, 1] [1, 1]
+// CHECK: arith.mulf
+// CHECK: scf.yield %{{.*}}, %[[INS]]
+func.func @scan_exclusive_reverse(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %r = dlvm.scan mul %x dim 1 exclusive reverse : tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
 // CHECK-LABEL: func.func @scan_max_i32
 // CHECK: scf.for
 // CHECK: arith.maxsi

@@ -184,6 +184,10 @@ func.func @reductions(%x: tensor<4x8xf32>, %init: tensor<f32>, %img: tensor<2x3x
   %6 = dlvm.reduce or %i dims [0] : tensor<4xi32>
   // CHECK: dlvm.scan add %{{.*}} dim 1 : tensor<4x8xf32>
   %7 = dlvm.scan add %x dim 1 : tensor<4x8xf32>
+  // CHECK: dlvm.scan max %{{.*}} dim 0 exclusive reverse : tensor<4x8xf32>
+  %scan_er = dlvm.scan max %x dim 0 exclusive reverse : tensor<4x8xf32>
+  // CHECK: dlvm.scan add %{{.*}} dim 1 reverse : tensor<4x8xf32>
+  %scan_r = dlvm.scan add %x dim 1 reverse : tensor<4x8xf32>
   // CHECK: dlvm.reduce_window max %{{.*}} window [1, 1, 2, 2] strides [1, 1, 2, 2] padding none : tensor<2x3x8x8xf32>
   %8 = dlvm.reduce_window max %img window [1, 1, 2, 2] strides [1, 1, 2, 2] padding none : tensor<2x3x8x8xf32>
   // CHECK: dlvm.reduce_window mean %{{.*}} padding half

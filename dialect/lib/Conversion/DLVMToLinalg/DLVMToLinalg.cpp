@@ -2081,9 +2081,11 @@ struct ReduceLowering : StaticOpLowering<ReduceOp> {
   }
 };
 
-/// Inclusive scan: an scf.for over the scanned dimension carrying the running
-/// value (a unit-thick slice) and the result; each step combines the next
-/// input slice into the running value in place and inserts it.
+/// Scan: an scf.for over the scanned dimension (backwards when `reverse`)
+/// carrying the running value (a unit-thick slice) and the result; each step
+/// combines the next input slice into the running value in place and inserts
+/// it (exclusive: inserts the running value before combining, after a first
+/// slice of the combinator's identity).
 struct ScanLowering : StaticOpLowering<ScanOp> {
   using StaticOpLowering::StaticOpLowering;
 
@@ -2095,7 +2097,8 @@ struct ScanLowering : StaticOpLowering<ScanOp> {
     int64_t dim = op.getDim(), rank = type.getRank();
     int64_t n = type.getDimSize(dim);
     ReductionKind kind = op.getKind();
-    if (n <= 1 || type.getNumElements() == 0) {
+    bool exclusive = op.getExclusive(), reverse = op.getReverse();
+    if (type.getNumElements() == 0 || (n == 1 && !exclusive)) {
       rewriter.replaceOp(op, input);
       return success();
     }
@@ -2109,15 +2112,33 @@ struct ScanLowering : StaticOpLowering<ScanOp> {
       offsets[dim] = pos;
       return offsets;
     };
+    // step i of the scan reads and writes position n - 1 - i when reversed
+    OpFoldResult start = rewriter.getIndexAttr(reverse ? n - 1 : 0);
+    auto position = [&](OpBuilder &b, Location l, Value i) -> OpFoldResult {
+      if (!reverse)
+        return i;
+      return arith::SubIOp::create(b, l, indexConst(b, l, n - 1), i).getResult();
+    };
 
     Value first = tensor::ExtractSliceOp::create(
-        rewriter, loc, sliceType, input, offsetsAt(rewriter.getIndexAttr(0)),
-        sizes, strides);
+        rewriter, loc, sliceType, input, offsetsAt(start), sizes, strides);
     Value result =
         emptyTensor(rewriter, loc, type.getShape(), type.getElementType());
-    result = tensor::InsertSliceOp::create(rewriter, loc, first, result,
-                                           offsetsAt(rewriter.getIndexAttr(0)),
-                                           sizes, strides);
+    Value head = first;
+    if (exclusive) {
+      TypedAttr identity = identityAttr(rewriter, kind, type.getElementType());
+      if (!identity)
+        return rewriter.notifyMatchFailure(op, "combinator invalid for the type");
+      Value value = arith::ConstantOp::create(rewriter, loc, identity);
+      Value empty = emptyTensor(rewriter, loc, sliceShape, type.getElementType());
+      head = linalg::FillOp::create(rewriter, loc, value, empty).getResult(0);
+    }
+    result = tensor::InsertSliceOp::create(rewriter, loc, head, result,
+                                           offsetsAt(start), sizes, strides);
+    if (n == 1) {
+      rewriter.replaceOp(op, result);
+      return success();
+    }
     // The running value is updated in place: give it its own buffer rather
     // than a view of the input.
     Value running = buildElementwise(
@@ -2130,8 +2151,13 @@ struct ScanLowering : StaticOpLowering<ScanOp> {
         indexConst(rewriter, loc, n), indexConst(rewriter, loc, 1),
         ValueRange{running, result},
         [&](OpBuilder &b, Location l, Value iv, ValueRange iterArgs) {
+          OpFoldResult at = position(b, l, iv);
+          Value res = iterArgs[1];
+          if (exclusive)
+            res = tensor::InsertSliceOp::create(b, l, iterArgs[0], res,
+                                                offsetsAt(at), sizes, strides);
           Value next = tensor::ExtractSliceOp::create(
-              b, l, sliceType, input, offsetsAt(iv), sizes, strides);
+              b, l, sliceType, input, offsetsAt(at), sizes, strides);
           Value acc =
               linalg::GenericOp::create(
                   b, l, TypeRange{sliceType}, ValueRange{next},
@@ -2142,8 +2168,9 @@ struct ScanLowering : StaticOpLowering<ScanOp> {
                         nb, nl, combine(nb, nl, kind, args[1], args[0]));
                   })
                   .getResult(0);
-          Value res = tensor::InsertSliceOp::create(
-              b, l, acc, iterArgs[1], offsetsAt(iv), sizes, strides);
+          if (!exclusive)
+            res = tensor::InsertSliceOp::create(b, l, acc, res, offsetsAt(at),
+                                                sizes, strides);
           scf::YieldOp::create(b, l, ValueRange{acc, res});
         });
     rewriter.replaceOp(op, loop.getResult(1));

@@ -673,18 +673,49 @@ def _exclusive_scan_product(x: ir.Value, axis: int) -> ir.Value:
 # --------------------------------------------------------------------------
 
 
+def _scan_flags(accessor) -> tuple[bool, bool]:
+    attributes = accessor.operation.attributes
+    return "exclusive" in attributes, "reverse" in attributes
+
+
+def _shift(v: ir.Value, dim: int, down: bool) -> ir.Value:
+    """``v`` moved one place along ``dim`` (down: towards higher indices), zeros coming in."""
+    dims = vocab.shape(v)
+    n = dims[dim]
+    head = list(dims)
+    head[dim] = 1
+    zero = vocab.zeros(vocab.tensor_type(head, vocab.element_type(v)))
+    if n == 1:
+        return zero
+    body = list(dims)
+    body[dim] = n - 1
+    start = [0] * len(dims)
+    if not down:
+        start[dim] = 1
+    kept = vocab.slice_(v, start, body)
+    return vocab.concat([zero, kept] if down else [kept, zero], dim)
+
+
 @adjoint("dlvm.scan")
 def _scan(r) -> None:
     kind = _reduce_kind(r.op)
     dim = attr_int(r.op, "dim")
+    exclusive, reverse = _scan_flags(r)
     if kind == "add":
-        r.accumulate(0, vocab.reverse(vocab.scan("add", vocab.reverse(r.g, [dim]), dim), [dim]))
+        # the transpose of a prefix sum is the suffix sum of the same kind
+        r.accumulate(0, vocab.scan("add", r.g, dim, exclusive=exclusive, reverse=not reverse))
         return
-    jac = _ScanJacobian(kind, r.x(0), r.y(0), dim, r)
+    # run forwards (flip a reversed scan), on the inclusive scan whose results
+    # the exclusive one shifts down: its result i + 1 is inclusive result i
+    flip = (lambda v: vocab.reverse(v, [dim])) if reverse else (lambda v: v)
+    x, g = flip(r.x(0)), flip(r.g)
+    y = vocab.scan(kind, x, dim) if exclusive else flip(r.y(0))
+    if exclusive:
+        g = _shift(g, dim, down=False)
+    jac = _ScanJacobian(kind, x, y, dim, r)
     # dx_j = sum_i g_i J[i, j]
-    g = jac.move(r.g)
-    rows = vocab.pad_shape(g, jac.axis + 1)
-    r.accumulate(0, jac.restore(vocab.reduce_sum(mul(rows, jac.matrix), [jac.axis])))
+    rows = vocab.pad_shape(jac.move(g), jac.axis + 1)
+    r.accumulate(0, flip(jac.restore(vocab.reduce_sum(mul(rows, jac.matrix), [jac.axis]))))
 
 
 @tangent("dlvm.scan")
@@ -694,10 +725,15 @@ def _scan_tangent(t) -> None:
         linear_tangent(t)
         return
     dim = attr_int(t.op, "dim")
-    jac = _ScanJacobian(kind, t.x(0), t.y(0), dim, t)
+    exclusive, reverse = _scan_flags(t)
+    flip = (lambda v: vocab.reverse(v, [dim])) if reverse else (lambda v: v)
+    x = flip(t.x(0))
+    y = vocab.scan(kind, x, dim) if exclusive else flip(t.y(0))
+    jac = _ScanJacobian(kind, x, y, dim, t)
     # dy_i = sum_j J[i, j] dx_j
-    cols = vocab.pad_shape(jac.move(t.dx(0)), jac.axis)
-    t.set(0, jac.restore(vocab.reduce_sum(mul(jac.matrix, cols), [jac.axis + 1])))
+    cols = vocab.pad_shape(jac.move(flip(t.dx(0))), jac.axis)
+    dy = jac.restore(vocab.reduce_sum(mul(jac.matrix, cols), [jac.axis + 1]))
+    t.set(0, flip(_shift(dy, dim, down=True) if exclusive else dy))
 
 
 class _ScanJacobian:
