@@ -183,6 +183,57 @@ def test_shape_and_reduction_ops_match_numpy():
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
 
 
+def test_softmax_family_over_several_axes_matches_scipy():
+    from scipy import special
+
+    @dl.function
+    def several(x):
+        return (
+            dl.softmax(x, axis=(1, 2)), dl.log_softmax(x, axis=(0, 2)), dl.softmax(x, axis=None),
+            dl.logsumexp(x), dl.logsumexp(x, axis=(0, 2), keepdims=True), dl.logsumexp(x, axis=-1),
+        )
+
+    x = 3 * rand(3, 4, 5)
+    expected = (
+        special.softmax(x, axis=(1, 2)), special.log_softmax(x, axis=(0, 2)), special.softmax(x, axis=None),
+        special.logsumexp(x), special.logsumexp(x, axis=(0, 2), keepdims=True), special.logsumexp(x, axis=-1),
+    )
+    for got, want in zip(several(x), expected):
+        assert np.shape(got) == np.shape(want)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+    # every slice -inf: -inf, as scipy's
+    assert several(np.full((3, 4, 5), -np.inf))[3] == -np.inf
+
+    @dl.function
+    def loss(x):
+        return dl.reduce_sum(dl.softmax(x, axis=(0, 2)) * dl.cos(x)) + dl.logsumexp(x, axis=(1, 2)).sum()
+
+    grad = dl.gradient(loss)(x)
+    reference = lambda v: float(  # noqa: E731
+        np.sum(special.softmax(v, axis=(0, 2)) * np.cos(v)) + special.logsumexp(v, axis=(1, 2)).sum()
+    )
+    np.testing.assert_allclose(grad, central_difference(reference, x), rtol=1e-6, atol=1e-8)
+    with pytest.raises(dl.DTypeError, match="dl.logsumexp: element type i32 is not a float type"):
+        dl.function(lambda v: dl.logsumexp(v))(np.ones(3, np.int32))
+
+
+def test_take_follows_numpy():
+    @dl.function
+    def takes(x, i):
+        return x.take(i, axis=1), dl.take(x, i), x.take(i, axis=-1), x.take(i[0, 0])
+
+    x, i = rand(2, 3, 4), np.array([[2, 0], [1, -1]], np.int32)
+    for got, want in zip(takes(x, i), (x.take(i, axis=1), x.take(i), x.take(i, axis=-1), x.take(i[0, 0]))):
+        assert np.shape(got) == np.shape(want)
+        np.testing.assert_array_equal(got, want)
+    # the gradient scatters back, repeated positions adding up
+    grad = dl.gradient(lambda v, j: dl.reduce_sum(v.take(j, axis=0) ** 2), wrt=(0,))
+    v, j = rand(4, 3), np.array([1, 3, 1], np.int32)
+    expected = np.zeros_like(v)
+    np.add.at(expected, j, 2 * v[j])
+    np.testing.assert_allclose(grad(v, j), expected, rtol=1e-12)
+
+
 def test_convolve_random_and_constants():
     @dl.function
     def conv(x, k):

@@ -79,7 +79,9 @@ __all__ = [
     "softmax",
     "sort",
     "log_softmax",
+    "logsumexp",
     "squeeze",
+    "take",
     "take_along_axis",
     "tensordot",
     "top_k",
@@ -601,6 +603,19 @@ def iota(shape: Sequence[int], dim: int = 0, dtype: Any = i32) -> Tensor:
     return _emit("dl.iota", lambda loc: dlvm.iota(ir.RankedTensorType.get(dims, element.mlir()), axis, loc=loc))
 
 
+def take(x: ArrayLike, indices: ArrayLike, axis: int | None = None) -> Tensor:
+    """numpy's ``take``: ``x`` at integer ``indices`` (any shape) along ``axis`` (``None``: of
+    the flattened ``x``); the result has ``indices``' shape in place of that axis
+    (``dlvm.gather``: negative indices count from the end, others out of range are clamped
+    as XLA does, not an error as numpy's default mode)."""
+    t = lift(x)
+    if axis is None:
+        t, dim = reshape(t, [-1]), 0
+    else:
+        dim = _axis(axis, t.ndim, "dl.take")
+    return t[(builtins.slice(None),) * dim + (lift(indices),)]
+
+
 def take_along_axis(x: ArrayLike, indices: ArrayLike, axis: int) -> Tensor:
     """numpy's ``take_along_axis``: ``x`` at ``indices`` along ``axis`` (``indices`` has
     ``x``'s rank; e.g. the log-probabilities of integer labels, ``dlvm.gather``)."""
@@ -957,18 +972,46 @@ def reduce_window(
     return _emit("dl.reduce_window", lambda loc: dlvm.reduce_window(combinator, value, win, steps, pad, loc=loc))
 
 
-def softmax(x: ArrayLike, axis: int = -1) -> Tensor:
-    """``dlvm.softmax`` along ``axis`` (numerically stable)."""
+def _along_axes(x: ArrayLike, axis: Axes, what: str, build: Callable[[ir.Value, int], ir.Value]) -> Tensor:
+    """An op along one axis applied along several (``None``: all): they are moved last and
+    merged into one (a transpose and reshapes, which fold away when they are already last)."""
     t = lift(x)
-    dim, value = _axis(axis, t.ndim, "dl.softmax"), t.checked()
-    return _emit("dl.softmax", lambda loc: dlvm.softmax(value, dim, loc=loc))
+    if isinstance(axis, int):
+        dim, value = _axis(axis, t.ndim, what), t.checked()
+        return _emit(what, lambda loc: build(value, dim, loc))
+    dims = _axes(axis, t.ndim, what)
+    if not dims:
+        raise ShapeError(f"{what}: no axes given")
+    kept = [d for d in range(t.ndim) if d not in dims]
+    order = kept + dims
+    moved = t if order == list(range(t.ndim)) else transpose(t, order)
+    merged = reshape(moved, [t.shape[d] for d in kept] + [-1])
+    value = merged.checked()
+    out = reshape(_emit(what, lambda loc: build(value, len(kept), loc)), list(moved.shape))
+    return out if moved is t else transpose(out, [order.index(d) for d in range(t.ndim)])
 
 
-def log_softmax(x: ArrayLike, axis: int = -1) -> Tensor:
-    """``dlvm.log_softmax`` along ``axis`` (numerically stable)."""
+def softmax(x: ArrayLike, axis: Axes = -1) -> Tensor:
+    """``dlvm.softmax`` along ``axis`` (an int, several or ``None``: all; numerically stable)."""
+    return _along_axes(x, axis, "dl.softmax", lambda v, d, loc: dlvm.softmax(v, d, loc=loc))
+
+
+def log_softmax(x: ArrayLike, axis: Axes = -1) -> Tensor:
+    """``dlvm.log_softmax`` along ``axis`` (an int, several or ``None``: all; numerically stable)."""
+    return _along_axes(x, axis, "dl.log_softmax", lambda v, d, loc: dlvm.log_softmax(v, d, loc=loc))
+
+
+def logsumexp(x: ArrayLike, axis: Axes = None, keepdims: bool = False) -> Tensor:
+    """``log(sum(exp(x)))`` over ``axis`` (``None``: all), as ``scipy.special.logsumexp``:
+    the maximum is taken out first; a slice that is all ``-inf`` gives ``-inf``."""
     t = lift(x)
-    dim, value = _axis(axis, t.ndim, "dl.log_softmax"), t.checked()
-    return _emit("dl.log_softmax", lambda loc: dlvm.log_softmax(value, dim, loc=loc))
+    if not t.dtype.is_float:
+        raise DTypeError(f"dl.logsumexp: element type {t.dtype} is not a float type")
+    dims = _axes(axis, t.ndim, "dl.logsumexp")
+    top = reduce_max(t, dims, keepdims=True)
+    finite = where(isfinite(top), top, zeros_like(top))  # noqa: F821 - isfinite is generated above
+    total = log(reduce_sum(exp(t - finite), dims, keepdims=True)) + finite
+    return total if keepdims else reshape(total, [t.shape[d] for d in range(t.ndim) if d not in dims])
 
 
 # -- convolution and casts -------------------------------------------------------

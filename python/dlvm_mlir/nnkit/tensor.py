@@ -231,6 +231,11 @@ class Tensor:
         """The stable sorting positions along ``axis`` (``dl.argsort``)."""
         return ops.argsort(self, axis)
 
+    def take(self, indices: Any, axis: int | None = None) -> Tensor:
+        """The elements at integer ``indices`` along ``axis`` (``None``: of the flattened tensor),
+        numpy's ``ndarray.take`` (``dl.take``)."""
+        return ops.take(self, indices, axis)
+
     def clip(self, low: Any, high: Any) -> Tensor:
         """``min(max(self, low), high)`` (numpy's ``ndarray.clip``)."""
         return ops.clip(self, low, high)
