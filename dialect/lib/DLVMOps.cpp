@@ -1155,6 +1155,76 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
 }
 
 //===----------------------------------------------------------------------===//
+// pad
+//===----------------------------------------------------------------------===//
+
+/// The result size of padding `n` elements, or nullopt on int64 overflow.
+static std::optional<int64_t> paddedSize(int64_t n, int64_t low, int64_t high, int64_t interior) {
+  std::optional<int64_t> gaps = n > 0 ? llvm::checkedMul(n - 1, interior) : 0;
+  if (!gaps)
+    return std::nullopt;
+  std::optional<int64_t> size = llvm::checkedAdd(*gaps, n);
+  if (size)
+    size = llvm::checkedAdd(*size, low);
+  if (size)
+    size = llvm::checkedAdd(*size, high);
+  return size;
+}
+
+LogicalResult PadOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                      Adaptor adaptor, SmallVectorImpl<Type> &results) {
+  if (failed(checkTensorOperands(loc, adaptor.getOperands())))
+    return failure();
+  RankedTensorType t = tensorOf(adaptor.getOperand());
+  if (tensorOf(adaptor.getValue()).getRank() != 0)
+    return emitOptionalError(loc, "the padding value must be a rank-0 tensor, got ",
+                             adaptor.getValue().getType());
+  ArrayRef<int64_t> low = adaptor.getLow(), high = adaptor.getHigh(),
+                    interior = adaptor.getInterior();
+  int64_t rank = t.getRank();
+  if ((int64_t)low.size() != rank || (int64_t)high.size() != rank ||
+      (int64_t)interior.size() != rank)
+    return emitOptionalError(loc, "expected ", rank,
+                             " low, high and interior paddings (one per dimension), got ",
+                             low.size(), ", ", high.size(), " and ", interior.size());
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t n = t.getDimSize(d);
+    if (ShapedType::isDynamic(n))
+      return emitOptionalError(loc, "dimension ", d, " of the operand is dynamic");
+    if (interior[d] < 0)
+      return emitOptionalError(loc, "dimension ", d, ": interior padding ", interior[d],
+                               " is negative");
+    std::optional<int64_t> size = paddedSize(n, low[d], high[d], interior[d]);
+    if (!size || *size >= (int64_t{1} << 62))
+      return emitOptionalError(loc, "dimension ", d, ": the padded size does not fit in 62 bits");
+    if (*size < 0)
+      return emitOptionalError(loc, "dimension ", d, ": the padded size ", *size,
+                               " is negative (more is cropped than there is)");
+    shape.push_back(*size);
+  }
+  return pushTensor(loc, shape, t.getElementType(), results);
+}
+
+PadOp::Kept PadOp::kept(int64_t d) {
+  int64_t n = getOperand().getType().getDimSize(d), out = getType().getDimSize(d);
+  int64_t low = getLow()[d], step = getInterior()[d] + 1;
+  // element i lands at low + i * step; keep those in [0, out)
+  int64_t first = low >= 0 ? 0 : (-low + step - 1) / step;
+  int64_t last = out - 1 - low < 0 ? -1 : std::min(n - 1, (out - 1 - low) / step);
+  int64_t count = std::max<int64_t>(last - first + 1, 0);
+  return {first, count, low + first * step};
+}
+
+OpFoldResult PadOp::fold(FoldAdaptor) {
+  auto zero = [](int64_t v) { return v == 0; };
+  if (llvm::all_of(getLow(), zero) && llvm::all_of(getHigh(), zero) &&
+      llvm::all_of(getInterior(), zero))
+    return getOperand();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
 // dynamic_slice, dynamic_update_slice, iota, argmax, argmin
 //===----------------------------------------------------------------------===//
 

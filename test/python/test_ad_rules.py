@@ -175,6 +175,13 @@ CASES: list[Case] = [
         [((3, 4), "distinct"), ((), "distinct")],
         "tensor<3xf64>",
     ),
+    # Padding (negative crops, interior between elements); both operands differentiable.
+    _op("pad", "dlvm.pad %a, %b low [1, -1] high [-2, 2] interior [1, 2] : tensor<4x3xf64>, tensor<f64>",
+        [((4, 3), "normal"), ((), "normal")], "tensor<6x8xf64>"),
+    _op("pad_crop_all", "dlvm.pad %a, %b low [-5] high [1] interior [0] : tensor<4xf64>, tensor<f64>",
+        [((4,), "normal"), ((), "normal")], "tensor<0xf64>"),
+    _op("pad_into_nothing_of_the_operand", "dlvm.pad %a, %b low [-3] high [0] interior [3] : tensor<2xf64>, tensor<f64>",
+        [((2,), "normal"), ((), "normal")], "tensor<2xf64>"),
     # Scans.
     _op("scan_add", "dlvm.scan add %a dim 1 : tensor<2x4xf64>", [((2, 4), "normal")], "tensor<2x4xf64>"),
     _op("scan_mul", "dlvm.scan mul %a dim 0 : tensor<4x2xf64>", [((4, 2), "normal")], "tensor<4x2xf64>"),

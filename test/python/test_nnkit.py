@@ -234,6 +234,35 @@ def test_take_follows_numpy():
     np.testing.assert_allclose(grad(v, j), expected, rtol=1e-12)
 
 
+def test_pad_follows_numpy_and_lax():
+    @dl.function
+    def pads(x):
+        return (dl.pad(x, 1), dl.pad(x, ((0, 2), (1, 0))), dl.pad(x, (2, 1), 5.0),
+                dl.pad(x, ((-1, 1, 1), (0, -2, 0)), -1.0))
+
+    x = rand(3, 4)
+    got = pads(x)
+    for g, want in zip(got[:3], (np.pad(x, 1), np.pad(x, ((0, 2), (1, 0))), np.pad(x, (2, 1), constant_values=5.0))):
+        np.testing.assert_array_equal(g, want)
+    crop = np.full((5, 2), -1.0)
+    crop[1], crop[3] = x[1, :2], x[2, :2]  # row 0 cropped, one row of -1 between the others
+    np.testing.assert_array_equal(got[3], crop)
+    # the gradient of both the tensor and the value
+    grad = dl.gradient(lambda v, c: dl.reduce_sum(dl.sin(dl.pad(v, ((-1, 2, 1), (1, 0, 2)), c))), wrt=(0, 1))
+    c = np.float64(0.3)
+    dx, dc = grad(x, c)
+
+    def reference(v, value):
+        out = np.full((6, 11), value)
+        out[1:4:2, 1::3] = v[1:]  # low -1 crops row 0; interior 1 and 2
+        return float(np.sum(np.sin(out)))
+
+    np.testing.assert_allclose(dx, central_difference(lambda v: reference(v, c), x), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(dc, (reference(x, c + 1e-6) - reference(x, c - 1e-6)) / 2e-6, rtol=1e-6)
+    with pytest.raises(dl.ShapeError, match="dl.pad: pad_width"):
+        dl.function(lambda v: dl.pad(v, ((1, 2),)))(x)
+
+
 def test_convolve_random_and_constants():
     @dl.function
     def conv(x, k):

@@ -1139,6 +1139,19 @@ def _shape_case(op, dtype, shapes, body, out, ref, **kw) -> Case:
     return Case(op, dtype, args, body, out, dtype, ref, family="shape", rtol=0.0, exact_interp=True, **kw)
 
 
+def _pad_reference(x, value, low, high, interior):
+    """lax.pad by index arithmetic: result position o holds element (o - low) / (interior + 1) if it divides."""
+    out_shape = [lo + n + max(n - 1, 0) * i + hi for n, lo, hi, i in zip(x.shape, low, high, interior)]
+    index, inside = [], np.ones(out_shape, bool)
+    for d, (n, lo, i, o) in enumerate(zip(x.shape, low, interior, out_shape)):
+        position = np.arange(o) - lo
+        good = (position % (i + 1) == 0) & (position >= 0) & (position // (i + 1) < n)
+        index.append(np.where(good, position // (i + 1), 0))
+        inside &= good.reshape([-1 if e == d else 1 for e in range(len(out_shape))])
+    result = np.full(out_shape, value, x.dtype)
+    return np.where(inside, x[np.ix_(*index)], result) if x.size else result
+
+
 def _ints_text(values) -> str:
     return "[" + ", ".join(str(v) for v in values) + "]"
 
@@ -1195,6 +1208,19 @@ def shape_cases() -> list[Case]:
                                      f"%r = dlvm.slice %a0 offsets {_ints_text(offsets)} sizes {_ints_text(sizes)}"
                                      f"{stride_text} : {ttype(shape, dtype)}", tuple(sizes),
                                      lambda x, index=index: x[index]))
+        # pad: low / high (negative crops) / interior, both sides of the tiles
+        specs = [((33, 65), (1, -2), (2, 3), (0, 1)), ((7,), (-3,), (-2,), (2,)), ((1000,), (0,), (24,), (0,)),
+                 ((3, 1, 5), (0, 2, -7), (1, 0, 1), (1, 3, 1)), ((1,), (2,), (3,), (5,)), ((0, 3), (1, 0), (1, 0), (0, 0)),
+                 ((5,), (-10,), (-1,), (2,)), ((), (), (), ())]
+        if dtype == "f32":
+            specs += [((128, 129), (-1, 3), (1, -4), (1, 0)), ((131073,), (5,), (-6,), (1,))]
+        for shape, low, high, interior in specs:
+            out = tuple(lo + n + max(n - 1, 0) * i + hi for n, lo, hi, i in zip(shape, low, high, interior))
+            cases.append(_shape_case(f"pad.l{shape_id_of(low)}.h{shape_id_of(high)}.i{shape_id_of(interior)}", dtype,
+                                     [shape, ()],
+                                     f"%r = dlvm.pad %a0, %a1 low {_ints_text(low)} high {_ints_text(high)} "
+                                     f"interior {_ints_text(interior)} : {ttype(shape, dtype)}, {ttype((), dtype)}",
+                                     out, lambda x, v, cfg=(low, high, interior): _pad_reference(x, v, *cfg)))
         # reshape
         specs = [((33, 65), (65, 33)), ((1000,), (8, 125)), ((), (1, 1)), ((1, 1), ()), ((3, 4, 5), (60,)),
                  ((2, 3, 4, 5), (6, 1, 20))]

@@ -412,6 +412,41 @@ def DLVM_SliceOp : DLVM_Op<"slice", [Pure,
   }];
 }
 
+def DLVM_PadOp : DLVM_Op<"pad", [Pure,
+    AllElementTypesMatch<["operand", "value", "result"]>,
+    InferTypeOpAdaptor]> {
+  let summary = "pads with a value: low, high and interior padding (negative crops)";
+  let description = [{
+    XLA's pad: along each dimension, `low` copies of `value` before the
+    first element, `interior` copies between neighbouring elements and
+    `high` after the last; a negative `low`/`high` removes that many
+    elements (padding or operand) from that end instead. The result's size
+    is `low + n + (n - 1) * interior + high` (`low + high` for `n = 0`),
+    which must not be negative. `value` is a rank-0 tensor; both operands
+    are differentiable (the operand's adjoint is the strided window of the
+    result's adjoint that it lands on, the value's the sum of the rest).
+    Static shapes only.
+
+    ```mlir
+    %p = dlvm.pad %x, %zero low [1, 0] high [2, -1] interior [0, 1]
+        : tensor<4x5xf32>, tensor<f32>
+    ```
+  }];
+  let arguments = (ins DLVM_Tensor:$operand, DLVM_Tensor:$value,
+                   DenseI64ArrayAttr:$low, DenseI64ArrayAttr:$high,
+                   DenseI64ArrayAttr:$interior);
+  let results = (outs DLVM_Tensor:$result);
+  let assemblyFormat = "$operand `,` $value `low` $low `high` $high `interior` $interior attr-dict "
+                       "`:` type($operand) `,` type($value)";
+  let hasFolder = 1;
+  let extraClassDeclaration = [{
+    /// Along dimension `d`: the first operand element that lands inside the
+    /// result, how many do, and the result position of the first.
+    struct Kept { int64_t first, count, at; };
+    Kept kept(int64_t d);
+  }];
+}
+
 def DLVM_DynamicSliceOp : DLVM_Op<"dynamic_slice", [Pure,
     AllElementTypesMatch<["operand", "result"]>,
     InferTypeOpAdaptor]> {

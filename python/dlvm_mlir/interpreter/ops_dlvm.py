@@ -25,6 +25,7 @@ The semantics are the ones the ODS descriptions state (docs/DLVMDialect.md,
 
 from __future__ import annotations
 
+import builtins
 import math
 
 import numpy as np
@@ -415,6 +416,21 @@ def _slice(frame, node, args):
     x = args[0]
     strides = node.attr("strides") or (1,) * x.ndim
     return strided_slice(x, node.attr("offsets"), node.attr("sizes"), strides)
+
+
+def pad_kernel(x, value, low, high, interior):
+    """XLA's pad (negative low/high crop): interior padding into a larger array, then the window."""
+    grown = [n + max(n - 1, 0) * i + max(lo, 0) + max(hi, 0) for n, lo, hi, i in zip(x.shape, low, high, interior)]
+    out = np.full(grown, value, dtype=x.dtype)
+    out[tuple(builtins.slice(max(lo, 0), max(lo, 0) + (n - 1) * (i + 1) + 1 if n else max(lo, 0), i + 1)
+              for n, lo, i in zip(x.shape, low, interior))] = x
+    return out[tuple(builtins.slice(max(-lo, 0), g - max(-hi, 0)) for g, lo, hi in zip(grown, low, high))]
+
+
+@op("dlvm.pad")
+def _pad(frame, node, args):
+    x, value = args
+    return pad_kernel(x, np.asarray(value).item(), node.attr("low"), node.attr("high"), node.attr("interior"))
 
 
 def _starts(indices, shape, sizes):

@@ -81,6 +81,7 @@ __all__ = [
     "log_softmax",
     "logsumexp",
     "squeeze",
+    "pad",
     "take",
     "take_along_axis",
     "tensordot",
@@ -601,6 +602,42 @@ def iota(shape: Sequence[int], dim: int = 0, dtype: Any = i32) -> Tensor:
     element = _element(dtype, "dl.iota")
     axis = _axis(dim, len(dims), "dl.iota")
     return _emit("dl.iota", lambda loc: dlvm.iota(ir.RankedTensorType.get(dims, element.mlir()), axis, loc=loc))
+
+
+def pad(x: ArrayLike, pad_width: Any, constant_values: ArrayLike = 0) -> Tensor:
+    """numpy's ``pad`` in ``constant`` mode, with ``lax.pad``'s extensions (``dlvm.pad``).
+
+    ``pad_width``: an int, a ``(before, after)`` pair for every axis, or one
+    pair or ``(low, high, interior)`` triple per axis; negative widths crop,
+    ``interior`` puts that many values between neighbouring elements. The
+    value is differentiable, as the tensor is.
+    """
+    t = lift(x)
+    value = cast(lift(constant_values), t.dtype) if not isinstance(constant_values, Tensor) else constant_values
+    if value.ndim != 0:
+        raise ShapeError(f"dl.pad: the padding value must be a scalar, got shape {value.shape}")
+    if value.dtype != t.dtype:
+        raise DTypeError(f"dl.pad: padding value of element type {value.dtype} for a tensor of {t.dtype}")
+    whole = (int, np.integer)
+    try:
+        if isinstance(pad_width, whole):
+            rows = [(pad_width, pad_width)] * t.ndim
+        elif all(isinstance(w, whole) for w in pad_width):
+            rows = [tuple(pad_width)] * t.ndim  # one pair (or triple) for every axis
+        else:
+            rows = [tuple(w) for w in pad_width]
+    except TypeError:
+        rows = []
+    if (len(rows) != t.ndim or any(len(w) not in (2, 3) for w in rows)
+            or not all(isinstance(v, whole) for w in rows for v in w)):
+        raise ShapeError(
+            f"dl.pad: pad_width {pad_width!r} is not an int, a (before, after) pair or one pair or "
+            f"(low, high, interior) triple for each of the {t.ndim} axes"
+        )
+    low, high = [int(w[0]) for w in rows], [int(w[1]) for w in rows]
+    interior = [int(w[2]) if len(w) == 3 else 0 for w in rows]
+    operand, fill = t.checked(), value.checked()
+    return _emit("dl.pad", lambda loc: dlvm.pad(operand, fill, low, high, interior, loc=loc))
 
 
 def take(x: ArrayLike, indices: ArrayLike, axis: int | None = None) -> Tensor:

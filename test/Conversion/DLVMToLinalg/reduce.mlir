@@ -125,6 +125,20 @@ func.func @scan_exclusive_reverse(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   return %r : tensor<4x8xf32>
 }
 
+// Pad: a fill with the value, then the window of the operand that lands in
+// the result inserted with stride interior + 1 (here: element 1 of dim 0 at
+// row 0 after cropping one row and one gap).
+// CHECK-LABEL: func.func @pad
+// CHECK-SAME: (%[[X:.*]]: tensor<4x3xf32>, %[[V:.*]]: tensor<f32>)
+// CHECK: %[[S:.*]] = tensor.extract %[[V]][] : tensor<f32>
+// CHECK: %[[F:.*]] = linalg.fill ins(%[[S]] : f32) outs(%{{.*}} : tensor<7x9xf32>)
+// CHECK: %[[W:.*]] = tensor.extract_slice %[[X]][1, 0] [3, 3] [1, 1] : tensor<4x3xf32> to tensor<3x3xf32>
+// CHECK: tensor.insert_slice %[[W]] into %[[F]][0, 2] [3, 3] [2, 3] : tensor<3x3xf32> into tensor<7x9xf32>
+func.func @pad(%x: tensor<4x3xf32>, %v: tensor<f32>) -> tensor<7x9xf32> {
+  %r = dlvm.pad %x, %v low [-2, 2] high [2, 0] interior [1, 2] : tensor<4x3xf32>, tensor<f32>
+  return %r : tensor<7x9xf32>
+}
+
 // CHECK-LABEL: func.func @scan_max_i32
 // CHECK: scf.for
 // CHECK: arith.maxsi

@@ -390,3 +390,16 @@ func.func @sub_negative_zero(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = dlvm.sub %x, %nz : tensor<4xf32>, tensor<f32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// A pad without padding is its operand.
+// CHECK-LABEL: func.func @pad_nothing
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>, %[[S:.*]]: tensor<f32>)
+// CHECK: %[[P:.*]] = dlvm.pad %[[X]], %[[S]] low [0, 1] high [0, 0] interior [0, 0]
+// CHECK: return %[[X]], %[[P]]
+func.func @pad_nothing(%x: tensor<2x3xf32>, %s: tensor<f32>) -> (tensor<2x3xf32>, tensor<2x4xf32>) {
+  %0 = dlvm.pad %x, %s low [0, 0] high [0, 0] interior [0, 0] : tensor<2x3xf32>, tensor<f32>
+  %1 = dlvm.pad %x, %s low [0, 1] high [0, 0] interior [0, 0] : tensor<2x3xf32>, tensor<f32>
+  return %0, %1 : tensor<2x3xf32>, tensor<2x4xf32>
+}

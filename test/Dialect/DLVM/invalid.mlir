@@ -205,6 +205,46 @@ func.func @concat_none() {
 
 // -----
 
+func.func @pad_interior(%a: tensor<4x8xf32>, %s: tensor<f32>) {
+  // expected-error @+1 {{dimension 1: interior padding -1 is negative}}
+  %0 = dlvm.pad %a, %s low [0, 0] high [0, 0] interior [0, -1] : tensor<4x8xf32>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @pad_crops_too_much(%a: tensor<4x8xf32>, %s: tensor<f32>) {
+  // expected-error @+1 {{dimension 0: the padded size -1 is negative (more is cropped than there is)}}
+  %0 = dlvm.pad %a, %s low [-3, 0] high [-2, 0] interior [0, 0] : tensor<4x8xf32>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @pad_overflow(%a: tensor<4x8xf32>, %s: tensor<f32>) {
+  // expected-error @+1 {{dimension 1: the padded size does not fit in 62 bits}}
+  %0 = dlvm.pad %a, %s low [0, 1] high [0, 1] interior [0, 9223372036854775807] : tensor<4x8xf32>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @pad_value(%a: tensor<4x8xf32>, %s: tensor<1xf32>) {
+  // expected-error @+1 {{the padding value must be a rank-0 tensor, got 'tensor<1xf32>'}}
+  %0 = dlvm.pad %a, %s low [0, 0] high [0, 0] interior [0, 0] : tensor<4x8xf32>, tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @pad_count(%a: tensor<4x8xf32>, %s: tensor<f32>) {
+  // expected-error @+1 {{expected 2 low, high and interior paddings (one per dimension), got 1, 2 and 2}}
+  %0 = dlvm.pad %a, %s low [0] high [0, 0] interior [0, 0] : tensor<4x8xf32>, tensor<f32>
+  return
+}
+
+// -----
+
 func.func @slice_count(%a: tensor<4x8xf32>) {
   // expected-error @+1 {{expected 2 offsets, sizes and strides (one per dimension), got 1, 2 and 2}}
   %0 = dlvm.slice %a offsets [0] sizes [2, 2] : tensor<4x8xf32>

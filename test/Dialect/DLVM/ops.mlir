@@ -129,6 +129,17 @@ func.func @binary(%x: tensor<4x8xf32>, %row: tensor<1x8xf32>, %s: tensor<f32>,
   return
 }
 
+// CHECK-LABEL: func.func @pad
+// CHECK: %[[P:.*]] = dlvm.pad %{{.*}}, %{{.*}} low [1, -1] high [2, 0] interior [0, 2] : tensor<2x3xf32>, tensor<f32>
+// CHECK: dlvm.neg %[[P]] : tensor<5x6xf32>
+func.func @pad(%a: tensor<2x3xf32>, %s: tensor<f32>) {
+  %p = dlvm.pad %a, %s low [1, -1] high [2, 0] interior [0, 2] : tensor<2x3xf32>, tensor<f32>
+  %n = dlvm.neg %p : tensor<5x6xf32>
+  %same = dlvm.pad %a, %s low [0, 0] high [0, 0] interior [0, 0] : tensor<2x3xf32>, tensor<f32>
+  %m = dlvm.neg %same : tensor<2x3xf32>
+  return
+}
+
 // CHECK-LABEL: func.func @linalg_and_shape
 func.func @linalg_and_shape(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>, %v: tensor<3xf32>,
                             %ba: tensor<5x2x3xf32>, %bb: tensor<5x3x4xf32>) {

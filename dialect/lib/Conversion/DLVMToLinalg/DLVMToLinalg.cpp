@@ -1352,6 +1352,45 @@ struct SliceLowering : StaticOpLowering<SliceOp> {
   }
 };
 
+/// pad: the result filled with the value, then the operand elements that land
+/// inside it (a window of the operand) inserted with stride interior + 1.
+struct PadLowering : StaticOpLowering<PadOp> {
+  using StaticOpLowering::StaticOpLowering;
+
+  LogicalResult lower(PadOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    int64_t rank = type.getRank();
+    Value value = tensor::ExtractOp::create(rewriter, loc, adaptor.getValue(), ValueRange{});
+    Value result = linalg::FillOp::create(
+                       rewriter, loc, value,
+                       emptyTensor(rewriter, loc, type.getShape(), type.getElementType()))
+                       .getResult(0);
+    SmallVector<int64_t> first, count, at, step;
+    for (int64_t d = 0; d < rank; ++d) {
+      PadOp::Kept k = op.kept(d);
+      first.push_back(k.first);
+      count.push_back(k.count);
+      at.push_back(k.at);
+      step.push_back(op.getInterior()[d] + 1);
+    }
+    if (llvm::any_of(count, [](int64_t c) { return c == 0; })) {
+      rewriter.replaceOp(op, result);
+      return success();
+    }
+    auto windowType = RankedTensorType::get(count, type.getElementType());
+    SmallVector<int64_t> ones(rank, 1);
+    Value window = tensor::ExtractSliceOp::create(
+        rewriter, loc, windowType, adaptor.getOperand(), indexAttrs(rewriter, first),
+        indexAttrs(rewriter, count), indexAttrs(rewriter, ones));
+    rewriter.replaceOp(op, tensor::InsertSliceOp::create(
+                               rewriter, loc, window, result, indexAttrs(rewriter, at),
+                               indexAttrs(rewriter, count), indexAttrs(rewriter, step)));
+    return success();
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // dynamic_slice, dynamic_update_slice, iota, argmax, argmin
 //===----------------------------------------------------------------------===//
@@ -2669,7 +2708,7 @@ void mlir::dlvm::populateDLVMToLinalgConversionPatterns(
                ArgExtremumLowering<ArgMaxOp, true>, ArgExtremumLowering<ArgMinOp, false>>(
       patterns.getContext());
   patterns.add<DotLowering, DotGeneralLowering, TransposeLowering, ReverseLowering,
-               ConcatenateLowering, SliceLowering,
+               ConcatenateLowering, SliceLowering, PadLowering,
                ReshapeLikeLowering<ReshapeOp>, ReshapeLikeLowering<PadShapeOp>,
                ReshapeLikeLowering<SqueezeShapeOp>, BroadcastToLowering,
                ConstantLowering, RandomLowering, ReduceLowering, ScanLowering,

@@ -327,6 +327,39 @@ def _slice(r) -> None:
     r.accumulate(0, vocab.insert_into_zeros(r.g, r.x(0).type, offsets, sizes, strides))
 
 
+def _pad_kept(op, d: int) -> tuple[int, int, int]:
+    """dlvm.pad along ``d``: the first operand element inside the result, how many are, where the first lands
+    (PadOp::kept in the dialect)."""
+    n = vocab.shape(op.operands[0])[d]
+    out = vocab.shape(op.results[0])[d]
+    low, step = attr_ints(op, "low")[d], attr_ints(op, "interior")[d] + 1
+    first = 0 if low >= 0 else (-low + step - 1) // step
+    last = -1 if out - 1 - low < 0 else min(n - 1, (out - 1 - low) // step)
+    count = max(last - first + 1, 0)
+    return first, count, low + first * step
+
+
+@adjoint("dlvm.pad")
+def _pad(r) -> None:
+    op = r.operation
+    rank = vocab.rank(r.x(0))
+    first, count, at = zip(*(_pad_kept(op, d) for d in range(rank))) if rank else ((), (), ())
+    steps = [i + 1 for i in attr_ints(op, "interior")]
+    # the operand's elements land on a strided window of the result
+    window = vocab.slice_(r.g, list(at), list(count), steps) if all(count) else None
+    if r.wants(0):
+        x_type = r.x(0).type
+        if window is None:
+            r.accumulate(0, vocab.zeros(x_type))
+        elif list(count) == vocab.shape(r.x(0)):  # every element lands in the result
+            r.accumulate(0, window)
+        else:
+            r.accumulate(0, vocab.insert_into_zeros(window, x_type, list(first), list(count)))
+    if r.wants(1):
+        total = vocab.sum_all(r.g)
+        r.accumulate(1, total if window is None else sub(total, vocab.sum_all(window)))
+
+
 @adjoint("dlvm.dynamic_slice")
 def _dynamic_slice(r) -> None:
     indices = [r.x(i) for i in range(1, len(r.operation.operands))]
@@ -425,6 +458,7 @@ for _name in (
     "dlvm.reverse",
     "dlvm.concatenate",
     "dlvm.slice",
+    "dlvm.pad",
     "dlvm.dynamic_slice",
     "dlvm.dynamic_update_slice",
     "dlvm.gather",
