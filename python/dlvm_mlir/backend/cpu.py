@@ -94,6 +94,7 @@ from .schedule import (
     OpScheduleRecord,
     apply_op_schedules,
     post_bufferize_script,
+    mark_transfer_hoisting,
     run_transform_script,
 )
 
@@ -516,6 +517,7 @@ def stage_bufferize(module: ir.Module, options: CpuOptions) -> None:
 
 def stage_lower_vectors(module: ir.Module, options: CpuOptions) -> None:
     """Hoist accumulators, lower vector ops to 1-D, approximate math ops."""
+    mark_transfer_hoisting(module)
     run_transform_script(module, post_bufferize_script(options.target.vector_bits))
     # no canonicalize here: it folds chains of vector.insert into one
     # vector.from_elements of every scalar, which LLVM then has to rebuild

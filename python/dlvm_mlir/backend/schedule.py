@@ -60,6 +60,7 @@ __all__ = [
     "run_transform_script",
     "PRE_BUFFERIZE_CLEANUP",
     "post_bufferize_script",
+    "mark_transfer_hoisting",
 ]
 
 SCHEDULE_ID_ATTR = "dlvm.schedule_id"
@@ -823,8 +824,48 @@ because after bufferization it needs ``fold_memref_alias_ops``, which loops
 forever on transfers through ``memref.expand_shape`` (MLIR 22)."""
 
 
+HOIST_TRANSFERS_ATTR = "dlvm.hoist_transfers"
+"""Marks the functions whose loop-invariant vector transfers may be hoisted after bufferization
+(:func:`mark_transfer_hoisting`)."""
+
+
+def mark_transfer_hoisting(module: ir.Module) -> None:
+    """Mark the functions in which hoisting vector transfers out of loops is sound.
+
+    Upstream ``hoist_redundant_vector_transfers`` takes a read for loop-invariant
+    when no op in the loop writes to the read's memref *value* or its views; a
+    memref chosen by ``arith.select`` or returned by ``scf.if`` (bufferized
+    ``scf.if`` on tensors) aliases buffers that the loop may write under
+    their own names. dlvm-fuzz seed 404: the adjoint of a loop over
+    ``tensor.extract`` with bounds checks read the cotangent's buffer once,
+    before the loop wrote it. Functions with such memrefs are not hoisted.
+    """
+    with module.context:
+        for op in module.body.operations:
+            if op.operation.name != "func.func":
+                continue
+            aliased = False
+
+            def visit(inner: ir.Operation) -> ir.WalkResult:
+                nonlocal aliased
+                if inner.name in ("arith.select", "scf.if") and any(
+                    isinstance(r.type, ir.MemRefType) for r in inner.results
+                ):
+                    aliased = True
+                    return ir.WalkResult.INTERRUPT
+                return ir.WalkResult.ADVANCE
+
+            op.operation.walk(visit)
+            if aliased:
+                if HOIST_TRANSFERS_ATTR in op.operation.attributes:
+                    del op.operation.attributes[HOIST_TRANSFERS_ATTR]
+            else:
+                op.operation.attributes[HOIST_TRANSFERS_ATTR] = ir.UnitAttr.get()
+
+
 def post_bufferize_script(vector_bits: int) -> str:
-    """Hoisting of loop-invariant vector transfers, then vector lowering to 1-D ops.
+    """Hoisting of loop-invariant vector transfers (in the functions :func:`mark_transfer_hoisting`
+    marked), then vector lowering to 1-D ops.
 
     The pattern groups are kept apart on purpose: several combinations never
     converge in one greedy rewrite (MLIR 22), e.g. ``lower_shape_cast`` with
@@ -840,7 +881,9 @@ def post_bufferize_script(vector_bits: int) -> str:
       transform.apply_patterns.canonicalization
     }} : !transform.any_op
     transform.apply_cse to %funcs : !transform.any_op
-    %hoisted = transform.structured.hoist_redundant_vector_transfers %funcs : (!transform.any_op) -> !transform.any_op
+    %safe = transform.structured.match ops{{["func.func"]}} attributes {{{HOIST_TRANSFERS_ATTR}}} in %root : (!transform.any_op) -> !transform.any_op
+    transform.structured.hoist_redundant_vector_transfers %safe : (!transform.any_op) -> !transform.any_op
+    %hoisted = transform.structured.match ops{{["func.func"]}} in %root : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %hoisted {{
       transform.apply_patterns.vector.cast_away_vector_leading_one_dim
     }} : !transform.any_op
