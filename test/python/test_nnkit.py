@@ -263,6 +263,32 @@ def test_pad_follows_numpy_and_lax():
         dl.function(lambda v: dl.pad(v, ((1, 2),)))(x)
 
 
+def test_boolean_masks_known_at_trace_time_index_as_numpy():
+    x = rand(2, 3, 4)
+    rows = np.array([[True, False, True], [False, False, True]])
+    cols = np.array([True, False, True, True])
+
+    @dl.function
+    def masked(v):
+        return (v[rows], v[:, :, cols], v[1][[True, False, True]], v[np.zeros(2, bool)],
+                v.at[rows].set(-1.0), v.at[:, :, cols].add(10.0))
+
+    set_rows, add_cols = x.copy(), x.copy()
+    set_rows[rows] = -1.0
+    add_cols[:, :, cols] += 10.0
+    expected = (x[rows], x[:, :, cols], x[1][[True, False, True]], x[np.zeros(2, bool)], set_rows, add_cols)
+    for got, want in zip(masked(x), expected):
+        assert np.shape(got) == np.shape(want)
+        np.testing.assert_array_equal(got, want)
+    # the gradient flows to the selected elements
+    grad = dl.gradient(lambda v: dl.reduce_sum(v[rows] ** 2))(x)
+    np.testing.assert_allclose(grad, np.where(rows[..., None], 2 * x, 0.0), rtol=1e-12)
+    with pytest.raises(dl.ShapeError, match="a staged boolean mask gives a result whose shape depends on its values"):
+        dl.function(lambda v: v[v > 0])(x)
+    with pytest.raises(dl.ShapeError, match=r"a boolean mask of shape \(3,\) for dimensions of sizes \(2,\)"):
+        dl.function(lambda v: v[np.ones(3, bool)])(x)
+
+
 def test_convolve_random_and_constants():
     @dl.function
     def conv(x, k):

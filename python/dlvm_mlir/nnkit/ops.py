@@ -852,11 +852,48 @@ def _box(x: Tensor, index: Any, what: str) -> tuple[list[int | Tensor], list[int
     return starts, sizes, shape
 
 
+def _boolean_masks(x: Tensor, index: Any, what: str) -> Any:
+    """``index`` with each boolean mask known at trace time (a numpy array or a list of bools)
+    replaced by the integer arrays of its True positions (numpy's ``nonzero``), as numpy does;
+    a staged boolean tensor is rejected: the result's shape would depend on its values."""
+    items = list(index) if isinstance(index, tuple) else [index]
+    out, dim, changed = [], 0, False
+    for item in items:
+        if isinstance(item, list) and item and _rectangular(item) and np.asarray(item).dtype == np.bool_:
+            item = np.asarray(item)
+        if isinstance(item, Tensor) and item.dtype.is_bool:
+            raise ShapeError(
+                f"{what}: a staged boolean mask gives a result whose shape depends on its values; "
+                "use dl.where(mask, x, y), or a mask known when the function is traced (a numpy array)"
+            )
+        if isinstance(item, np.ndarray) and item.dtype == np.bool_:
+            if builtins.any(earlier is Ellipsis for earlier in out):
+                raise ShapeError(f"{what}: a boolean mask after '...' is not supported; spell out the ':'s")
+            covered = tuple(x.shape[dim : dim + item.ndim])
+            if item.ndim == 0 or covered != item.shape:
+                raise ShapeError(
+                    f"{what}: a boolean mask of shape {item.shape} for dimensions of sizes {covered}"
+                )
+            out.extend(np.nonzero(item))
+            dim += item.ndim
+            changed = True
+            continue
+        out.append(item)
+        if item is not None and item is not Ellipsis:
+            dim += 1
+    if not changed:
+        return index
+    return tuple(np.asarray(i, np.int32) if isinstance(i, np.ndarray) and i.dtype != np.bool_ and i.dtype.kind == "i"
+                 else i for i in out)
+
+
 def getitem(x: Tensor, index: Any) -> Tensor:
     """``x[index]`` with ints, rank-0 integer tensors (``dlvm.dynamic_slice``; negative
     positions count from the end, then clamped as XLA does), slices (positive steps),
     ``...`` and ``None``: a slice, then a reshape; or with integer arrays at consecutive
-    positions, the others ``:`` (numpy's advanced indexing: ``dlvm.gather``)."""
+    positions, the others ``:`` (numpy's advanced indexing: ``dlvm.gather``), boolean masks
+    known at trace time being the arrays of their True positions."""
+    index = _boolean_masks(x, index, "x[...]")
     advanced = _advanced(x, index, "x[...]")
     if advanced is not None:
         starts, dims = advanced

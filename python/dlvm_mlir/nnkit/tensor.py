@@ -323,7 +323,7 @@ class _AtWindow:
     """The updates of one window of a tensor (each returns a new tensor)."""
 
     def __init__(self, tensor: Tensor, index: Any) -> None:
-        self._tensor, self._index = tensor, index
+        self._tensor, self._index = tensor, ops._boolean_masks(tensor, index, "x.at[...]")
 
     def _update(self, values: Any, kind: str, what: str) -> Tensor:
         x = self._tensor
