@@ -106,6 +106,8 @@ def op_cases() -> dict[str, str]:
     cases["slice"] = _fn("slice", [F], "tensor<10x20xf32>",
                          f"  %r = dlvm.slice %a0 offsets [1, 2] sizes [10, 20] strides [2, 3] : {F}")
     cases["reshape"] = _fn("reshape", [F], "tensor<70x37xf32>", f"  %r = dlvm.reshape %a0 to [70, 37] : {F}")
+    cases["pad"] = _fn("pad", [F, "tensor<f32>"], "tensor<72x210xf32>",
+                       f"  %r = dlvm.pad %a0, %a1 low [-1, 2] high [0, 0] interior [1, 2] : {F}, tensor<f32>")
     cases["pad_shape"] = _fn("pad_shape", [F], "tensor<37x1x70xf32>", f"  %r = dlvm.pad_shape %a0 at 1 : {F}")
     cases["squeeze_shape"] = _fn("squeeze_shape", ["tensor<37x1x70xf32>"], F,
                                  "  %r = dlvm.squeeze_shape %a0 at 1 : tensor<37x1x70xf32>")
@@ -114,6 +116,8 @@ def op_cases() -> dict[str, str]:
     cases["reduce_cols"] = _fn("reduce_cols", [F], "tensor<70xf32>", f"  %r = dlvm.reduce max %a0 dims [0] : {F}")
     cases["reduce_all"] = _fn("reduce_all", [F], "tensor<f32>", f"  %r = dlvm.reduce mean %a0 dims [0, 1] : {F}")
     cases["scan"] = _fn("scan", [F], F, f"  %r = dlvm.scan add %a0 dim 1 : {F}")
+    cases["scan_exclusive_reverse"] = _fn("scan_exclusive_reverse", [F], F,
+                                          f"  %r = dlvm.scan mul %a0 dim 0 exclusive reverse : {F}")
     cases["reduce_window"] = _fn(
         "reduce_window", [F], "tensor<37x35xf32>",
         f"  %r = dlvm.reduce_window max %a0 window [1, 2] strides [1, 2] padding none : {F}")
@@ -171,11 +175,11 @@ GROUPS = {
     "unary": [k for k in OPS if k in UNARY_FLOAT or k in ("neg_f64", "exp_f16", "not", "popcount", "is_finite")],
     "binary": [k for k in OPS if k in BINARY or k in INT_BINARY
                or k in ("cmp_select", "cast", "bitcast", "constant", "clamp")],
-    "linalg": [k for k in OPS if k.startswith("dot")] + ["transpose", "reverse", "concatenate", "slice", "reshape",
+    "linalg": [k for k in OPS if k.startswith("dot")] + ["transpose", "reverse", "concatenate", "slice", "pad", "reshape",
                                                           "pad_shape", "squeeze_shape", "broadcast_to", "random",
                                                           "dynamic_slice", "dynamic_update_slice", "iota",
                                                           "gather", "scatter", "sort", "top_k"],
-    "reduce": ["reduce_rows", "reduce_cols", "reduce_all", "scan", "reduce_window", "softmax", "log_softmax",
+    "reduce": ["reduce_rows", "reduce_cols", "reduce_all", "scan", "scan_exclusive_reverse", "reduce_window", "softmax", "log_softmax",
                "convolve", "loop", "extract", "argmax", "argmin"],
 }
 
