@@ -27,18 +27,9 @@ from mlir import ir
 from mlir.dialects import tensor
 
 from .analysis import analyze_linalg_op
-from .linalg_rewrite import reassociation, result_linalg_ops
+from .linalg_rewrite import map_dims, reassociation, result_linalg_ops
 
 __all__ = ["collapse_contraction_reductions"]
-
-
-def _positions(amap: ir.AffineMap) -> list[int] | None:
-    positions = []
-    for expr in amap.results:
-        if not isinstance(expr, ir.AffineDimExpr):
-            return None
-        positions.append(expr.position)
-    return positions
 
 
 def _mergeable_runs(reductions: list[int], operand_dims: list[list[int]]) -> list[list[int]]:
@@ -98,7 +89,7 @@ def _collapse(op: ir.Operation, runs: list[list[int]]) -> None:
     new_rank = rank - len(merged)
     new_maps = []
     for position, amap in enumerate(maps):
-        dims = _positions(amap)
+        dims = map_dims(amap)
         assert dims is not None
         kept = [d for d in dims if d not in merged]
         if len(kept) != len(dims):
@@ -135,7 +126,7 @@ def collapse_contraction_reductions(module: ir.Module) -> int:
             if nest is None or nest.contraction is None or len(nest.contraction.k) < 2:
                 continue
             maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
-            operand_dims = [_positions(amap) for amap in maps]
+            operand_dims = [map_dims(amap) for amap in maps]
             if any(dims is None for dims in operand_dims) or _uses_index(op):
                 continue
             runs = _mergeable_runs(sorted(nest.contraction.k), operand_dims)  # type: ignore[arg-type]

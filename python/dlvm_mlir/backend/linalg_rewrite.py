@@ -6,7 +6,7 @@ from mlir import ir
 
 from .schedule import run_transform_script
 
-__all__ = ["generalize_tagged", "reassociation", "result_linalg_ops"]
+__all__ = ["generalize_tagged", "map_dims", "reassociation", "result_linalg_ops"]
 
 _GENERALIZE_TAGGED = """
 module attributes {transform.with_named_sequence} {
@@ -45,3 +45,13 @@ def reassociation(groups: list[list[int]]) -> ir.ArrayAttr:
     """The reassociation attribute of ``tensor.expand_shape``/``collapse_shape``."""
     i64 = ir.IntegerType.get_signless(64)
     return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in g]) for g in groups])
+
+
+def map_dims(amap: ir.AffineMap) -> list[int] | None:
+    """The loop dimensions an indexing map reads, in order (None unless every result is a plain dim)."""
+    positions = []
+    for expr in amap.results:
+        if not isinstance(expr, ir.AffineDimExpr):
+            return None
+        positions.append(expr.position)
+    return positions

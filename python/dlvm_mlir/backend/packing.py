@@ -30,7 +30,7 @@ from mlir import ir
 from mlir.dialects import linalg, tensor
 
 from .analysis import LoopNest, analyze_linalg_op
-from .linalg_rewrite import generalize_tagged, reassociation, result_linalg_ops
+from .linalg_rewrite import generalize_tagged, map_dims, reassociation, result_linalg_ops
 from .options import ScheduleOptions
 from .schedule import SCHEDULE_ID_ATTR, register_tile
 from .target import CpuTarget
@@ -58,15 +58,6 @@ class PackingPlan:
     packed_n: int
 
 
-def _dim_positions(amap: ir.AffineMap) -> list[int] | None:
-    positions = []
-    for expr in amap.results:
-        if not isinstance(expr, ir.AffineDimExpr):
-            return None
-        positions.append(expr.position)
-    return positions
-
-
 def plan_packing(op: ir.Operation, nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -> PackingPlan | None:
     """A :class:`PackingPlan` if packing ``op``'s B operand pays off, else ``None``."""
     con = nest.contraction
@@ -86,7 +77,7 @@ def plan_packing(op: ir.Operation, nest: LoopNest, target: CpuTarget, options: S
     maps = [ir.AffineMapAttr(a).value for a in linalg.get_indexing_maps(op)]
     if len(maps) != 3:
         return None
-    positions = [_dim_positions(amap) for amap in maps]
+    positions = [map_dims(amap) for amap in maps]
     if any(p is None for p in positions):
         return None
     b_candidates = [
