@@ -317,7 +317,8 @@ class Function(StagedFunction):
 
     def _check(self, args: tuple[Spec, ...]) -> None:
         if len(args) < len(self._annotations) or (len(args) > len(self._annotations) and not self.variadic):
-            names = ", ".join(str(p) for p in self._signature.parameters.values())
+            names = ", ".join(("*" if p.kind == p.VAR_POSITIONAL else "") + p.name
+                              for p in self._signature.parameters.values())
             at_least = "at least " if self.variadic else ""
             raise ArityError(
                 f"'{self.name}' takes {at_least}{len(self._annotations)} arguments ({names}), got {len(args)}"
