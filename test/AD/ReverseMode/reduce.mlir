@@ -115,19 +115,11 @@ func.func private @min_init_grad(tensor<2x3xf32>, tensor<f32>, tensor<2xf32>) ->
 // CHECK-SAME:    %[[ARG0:.*]]: tensor<2x3xf32>, %[[ARG1:.*]]: tensor<2xf32>) -> tensor<2x3xf32>
 // CHECK:      %[[V0:.*]] = dlvm.reduce mul %[[ARG0]] dims [1] : tensor<2x3xf32>
 // CHECK:      %[[V1:.*]] = dlvm.reshape %[[ARG1]] to [2, 1] : tensor<2xf32>
-// CHECK:      %[[V2:.*]] = dlvm.scan mul %[[ARG0]] dim 1 : tensor<2x3xf32>
-// CHECK:      %[[V3:.*]] = dlvm.slice %[[V2]] offsets [0, 0] sizes [2, 2] : tensor<2x3xf32>
-// CHECK:      %[[V4:.*]] = dlvm.constant dense<1.000000e+00> : tensor<2x1xf32>
-// CHECK:      %[[V5:.*]] = dlvm.concatenate %[[V4]], %[[V3]] axis 1 : tensor<2x1xf32>, tensor<2x2xf32>
-// CHECK:      %[[V6:.*]] = dlvm.reverse %[[ARG0]] dims [1] : tensor<2x3xf32>
-// CHECK:      %[[V7:.*]] = dlvm.scan mul %[[V6]] dim 1 : tensor<2x3xf32>
-// CHECK:      %[[V8:.*]] = dlvm.slice %[[V7]] offsets [0, 0] sizes [2, 2] : tensor<2x3xf32>
-// CHECK:      %[[V9:.*]] = dlvm.constant dense<1.000000e+00> : tensor<2x1xf32>
-// CHECK:      %[[V10:.*]] = dlvm.concatenate %[[V9]], %[[V8]] axis 1 : tensor<2x1xf32>, tensor<2x2xf32>
-// CHECK:      %[[V11:.*]] = dlvm.reverse %[[V10]] dims [1] : tensor<2x3xf32>
-// CHECK:      %[[V12:.*]] = dlvm.mul %[[V5]], %[[V11]] : tensor<2x3xf32>, tensor<2x3xf32>
-// CHECK:      %[[V13:.*]] = dlvm.mul %[[V1]], %[[V12]] : tensor<2x1xf32>, tensor<2x3xf32>
-// CHECK:      return %[[V13]] : tensor<2x3xf32>
+// CHECK:      %[[V2:.*]] = dlvm.scan mul %[[ARG0]] dim 1 exclusive : tensor<2x3xf32>
+// CHECK:      %[[V3:.*]] = dlvm.scan mul %[[ARG0]] dim 1 exclusive reverse : tensor<2x3xf32>
+// CHECK:      %[[V4:.*]] = dlvm.mul %[[V2]], %[[V3]] : tensor<2x3xf32>, tensor<2x3xf32>
+// CHECK:      %[[V5:.*]] = dlvm.mul %[[V1]], %[[V4]] : tensor<2x1xf32>, tensor<2x3xf32>
+// CHECK:      return %[[V5]] : tensor<2x3xf32>
 func.func @prod(%x: tensor<2x3xf32>) -> tensor<2xf32> {
   %y = dlvm.reduce mul %x dims [1] : tensor<2x3xf32>
   return %y : tensor<2xf32>

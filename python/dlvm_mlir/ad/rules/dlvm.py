@@ -681,25 +681,10 @@ def _exclusive_product(x: ir.Value, dims: list[int]) -> ir.Value:
     n = _count(full, dims)
     flat = vocab.reshape(moved, [*lead, n])
     axis = len(lead)
-    before = _exclusive_scan_product(flat, axis)
-    after = vocab.reverse(_exclusive_scan_product(vocab.reverse(flat, [axis]), axis), [axis])
+    before = vocab.scan("mul", flat, axis, exclusive=True)
+    after = vocab.scan("mul", flat, axis, exclusive=True, reverse=True)
     others = vocab.reshape(mul(before, after), [full[d] for d in perm])
     return vocab.transpose(others, vocab.inverse_permutation(perm))
-
-
-def _exclusive_scan_product(x: ir.Value, axis: int) -> ir.Value:
-    """Product of the preceding elements along ``axis`` (1 for the first)."""
-    dims = vocab.shape(x)
-    n = dims[axis]
-    if n == 1:
-        return vocab.ones(x.type)
-    inclusive = vocab.scan("mul", x, axis)
-    head = list(dims)
-    head[axis] = 1
-    body = list(dims)
-    body[axis] = n - 1
-    shifted = vocab.slice_(inclusive, [0] * len(dims), body)
-    return vocab.concat([vocab.ones(vocab.tensor_type(head, vocab.element_type(x))), shifted], axis)
 
 
 # --------------------------------------------------------------------------
