@@ -472,3 +472,24 @@ func.func @f(%i: index, %g: f32) -> tensor<2x3xf32> {
             np.testing.assert_array_equal(f(np.int64(1), np.float32(-0.75)), expected)
     with pytest.raises(DLVMError, match="out of"):
         dlvm_mlir.compile(text, filename=FILE, check_bounds=True)["f"](np.int64(2), np.float32(1.0))
+
+
+def test_gradient_of_a_loop_too_long_to_tape_is_a_located_error():
+    """dlvm-fuzz seed 505: the gradient of a 2^63-1 iteration loop made a static tape whose size
+    overflowed in bufferization (an internal compiler error)."""
+    text = """
+func.func @softmax(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %lb = arith.constant 0 : index
+  %ub = arith.constant 9223372036854775807 : index
+  %st = arith.constant 1 : index
+  %y = scf.for %i = %lb to %ub step %st iter_args(%acc = %x) -> (tensor<2x4xf32>) {
+    %s = dlvm.softmax %acc axis 1 : tensor<2x4xf32>
+    scf.yield %s : tensor<2x4xf32>
+  }
+  return %y : tensor<2x4xf32>
+}
+func.func private @softmax_grad(tensor<2x4xf32>) -> (tensor<2x4xf32>)
+    attributes {dlvm.gradient = #dlvm.gradient<of @softmax>}
+"""
+    message = _located_error(text)
+    assert f"{FILE}:6:8:" in message and "would save 8 element(s) for each of its 9223372036854775807" in message

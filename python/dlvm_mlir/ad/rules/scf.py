@@ -21,6 +21,7 @@ Forward mode carries tangents as extra loop-carried values or results.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from mlir import ir
@@ -49,6 +50,21 @@ def _tape_alloc(like: ir.Value, count: ir.Value, static: int | None) -> ir.Value
     inner = _sizes(like, vocab.shape(like.type))
     size = static if static is not None else count
     return tensor.EmptyOp([size, *inner], vocab.element_type(like.type)).result
+
+
+MAX_TAPE_ELEMENTS = 1 << 48
+"""More elements than any memory holds: a static tape this large is a located error, not an
+integer overflow in the back end's size computations (dlvm-fuzz seed 505: 2^63-1 iterations)."""
+
+
+def _check_tape_size(op: ir.Operation, iterations: int, saved: list[ir.Value]) -> None:
+    per_iteration = sum(math.prod(d for d in vocab.shape(v.type) if d != _DYNAMIC) for v in saved)
+    if saved and iterations * per_iteration >= MAX_TAPE_ELEMENTS:
+        raise DifferentiationError(
+            f"the reverse sweep of this loop would save {per_iteration} element(s) for each of its "
+            f"{iterations} iterations, more than memory can hold (checkpoint or shorten the loop)",
+            op,
+        )
 
 
 def _sizes(value: ir.Value, dims: list[int]) -> list[int | ir.Value]:
@@ -190,6 +206,8 @@ def _for_forward(sweep, op: ir.Operation, scope: Scope) -> None:
     if vocab.constant_int(step) == 0:
         raise DifferentiationError("cannot differentiate 'scf.for' with a step of 0: it has no trip count", op)
     count, static = _trip_count(lower, upper, step)
+    if static is not None:
+        _check_tape_size(op, static, [inits[i] for i in taped])
     empty = [_tape_alloc(inits[i], count, static) for i in taped]
     loop = scf.ForOp(lower, upper, step, inits + empty)
     with ir.InsertionPoint(loop.body):
