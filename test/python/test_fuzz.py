@@ -285,7 +285,8 @@ def _abort(_payload):
 
 
 def test_worker_survives_crashes_and_timeouts(tmp_path):
-    worker = Worker(tmp_path, handlers={"abort": _abort, "sleep": time.sleep, "echo": lambda p: p})
+    worker = Worker(tmp_path, handlers={"abort": _abort, "sleep": time.sleep, "echo": lambda p: p,
+                                        "fail": lambda p: 1 / 0})
     try:
         assert worker.request("echo", 1, 30) == ("done", 1, "")
         status, message, _ = worker.request("abort", None, 30)
@@ -293,6 +294,10 @@ def test_worker_survives_crashes_and_timeouts(tmp_path):
         assert worker.request("sleep", 5, 0.5)[0] == "timeout"
         assert worker.request("echo", 2, 30) == ("done", 2, "")
         assert worker.starts == 3
+        # an exception in the harness is its traceback, and the worker goes on
+        status, result, _ = worker.request("fail", None, 30)
+        assert status == "done" and "ZeroDivisionError" in result["error"]
+        assert worker.request("echo", 3, 30) == ("done", 3, "") and worker.starts == 3
     finally:
         worker.stop()
 

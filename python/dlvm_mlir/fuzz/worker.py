@@ -21,6 +21,7 @@ import signal
 import sys
 import tempfile
 import time
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -67,21 +68,30 @@ def _serve(conn: Any, log_path: str, tmp_dir: str, handlers: dict[str, Callable[
                 break
             if kind == "stop":
                 break
-            if kind == "annotate":
-                conn.send(("stage", "annotate"))
-                result = annotate(payload)
-            elif kind == "run":
-                text, options = payload
-                result = run_program(
-                    text,
-                    on_stage=lambda s: conn.send(("stage", s)),
-                    on_text=lambda t: conn.send(("text", t)),
-                    **options,
-                )
-            elif kind in handlers:
-                result = handlers[kind](payload)
-            else:
-                result = {"error": f"unknown request {kind!r}"}
+            try:
+                if kind == "annotate":
+                    conn.send(("stage", "annotate"))
+                    result = annotate(payload)
+                elif kind == "run":
+                    text, options = payload
+                    result = run_program(
+                        text,
+                        on_stage=lambda s: conn.send(("stage", s)),
+                        on_text=lambda t: conn.send(("text", t)),
+                        **options,
+                    )
+                elif kind in handlers:
+                    result = handlers[kind](payload)
+                else:
+                    result = {"error": f"unknown request {kind!r}"}
+            except Exception:  # noqa: BLE001 - the harness's own failure, reported as such
+                # (it used to end the worker: "the process exited with status 0", an 'ice')
+                detail = traceback.format_exc().rstrip()
+                if kind != "run":
+                    result = {"error": detail}
+                else:
+                    result = {"cls": "traceback", "stage": "harness", "text": payload[0], "calls": 0, "notes": [],
+                              "message": f"the fuzzer's own code raised:\n{detail}"}
             sys.stdout.flush()
             sys.stderr.flush()
             conn.send(("done", result))
