@@ -289,6 +289,23 @@ def test_boolean_masks_known_at_trace_time_index_as_numpy():
         dl.function(lambda v: v[np.ones(3, bool)])(x)
 
 
+def test_ints_next_to_integer_arrays_index_with_them():
+    x, idx = rand(3, 4, 5), np.array([[0, 3], [2, -1]], np.int32)
+
+    @dl.function
+    def picks(v, i):
+        return v[1, i], v[:, i, 2], v[2, i, 4], v[-1, i], v.at[0, i].add(1.0)
+
+    added = x.copy()
+    np.add.at(added, (0, idx), 1.0)
+    for got, want in zip(picks(x, idx), (x[1, idx], x[:, idx, 2], x[2, idx, 4], x[-1, idx], added)):
+        assert np.shape(got) == np.shape(want)
+        np.testing.assert_array_equal(got, want)
+    # not next to the arrays: numpy would move the broadcast dimensions first; rejected
+    with pytest.raises(dl.ShapeError, match="with integer arrays, the other positions must be ':'"):
+        dl.function(lambda v, i: v[i, :, 1])(x, idx)
+
+
 def test_convolve_random_and_constants():
     @dl.function
     def conv(x, k):

@@ -780,6 +780,17 @@ def _advanced(x: Tensor, index: Any, what: str) -> tuple[Tensor, list[int]] | No
     arrays = [at for at, item in enumerate(items) if _is_index_array(item)]
     if not arrays:
         return None
+    # ints next to the arrays index with them, broadcast (numpy: x[0, tokens], logp[i, labels])
+    def plain_int(at: int) -> bool:
+        return 0 <= at < len(items) and isinstance(items[at], (int, np.integer)) and not isinstance(items[at], bool)
+
+    while plain_int(arrays[0] - 1):
+        arrays.insert(0, arrays[0] - 1)
+    while plain_int(arrays[-1] + 1):
+        arrays.append(arrays[-1] + 1)
+    for at in arrays:
+        if plain_int(at):
+            items[at] = np.asarray(items[at], np.int64)
     if arrays != list(range(arrays[0], arrays[-1] + 1)):
         raise ShapeError(f"{what}: integer arrays must index consecutive dimensions")
     if Ellipsis in [i for i in items if not isinstance(i, (Tensor, np.ndarray, list))]:
@@ -793,10 +804,11 @@ def _advanced(x: Tensor, index: Any, what: str) -> tuple[Tensor, list[int]] | No
         raise ShapeError(f"too many indices ({len(items)}) for a tensor of rank {x.ndim}")
     dims = [arrays[0] + k for k in range(len(arrays))]
     tensors = _promote_ranks([cast(lift(items[at]), i32) for at in arrays])
-    shape = [builtins.max(n) for n in zip(*(t.shape for t in tensors))] if tensors[0].ndim else []
+    rank = builtins.max(t.ndim for t in tensors)
+    shape = [builtins.max(n) for n in zip(*(t.shape for t in tensors if t.ndim == rank))] if rank else []
     columns = []
     for t, d in zip(tensors, dims):
-        t = broadcast_to(t, shape) if list(t.shape) != shape else t
+        t = broadcast_to(t, shape) if list(t.shape) != shape else t  # rank 0 (an int) broadcasts too
         columns.append(expand_dims(_wrap_negative(t, x.shape[d]), len(shape)))
     return concatenate(columns, axis=len(shape)), dims
 
