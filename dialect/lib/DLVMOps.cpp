@@ -1609,13 +1609,29 @@ LogicalResult ScanOp::verify() {
   return success();
 }
 
+static SmallVector<int64_t> valuesOrOnes(std::optional<ArrayRef<int64_t>> values, int64_t rank) {
+  return values ? SmallVector<int64_t>(*values) : SmallVector<int64_t>(rank, 1);
+}
+
+SmallVector<int64_t> ReduceWindowOp::getWindowDilationValues() {
+  return valuesOrOnes(getWindowDilation(), getType().getRank());
+}
+
+SmallVector<int64_t> ReduceWindowOp::getBaseDilationValues() {
+  return valuesOrOnes(getBaseDilation(), getType().getRank());
+}
+
 SmallVector<int64_t> ReduceWindowOp::getLowPadding() {
+  if (std::optional<ArrayRef<int64_t>> low = getLow())
+    return SmallVector<int64_t>(*low);
   ArrayRef<int64_t> in = getOperand().getType().getShape();
   ArrayRef<int64_t> out = getType().getShape();
+  SmallVector<int64_t> wd = getWindowDilationValues(), bd = getBaseDilationValues();
   SmallVector<int64_t> low;
   for (size_t d = 0; d < in.size(); ++d) {
-    int64_t w = getWindow()[d], s = getStrides()[d];
-    int64_t total = std::max<int64_t>((out[d] - 1) * s + w - in[d], 0);
+    int64_t w = (getWindow()[d] - 1) * wd[d] + 1, s = getStrides()[d];
+    int64_t n = in[d] > 0 ? (in[d] - 1) * bd[d] + 1 : 0;
+    int64_t total = std::max<int64_t>((out[d] - 1) * s + w - n, 0);
     low.push_back(getPadding() == Padding::full ? w - 1 : total / 2);
   }
   return low;
@@ -1628,44 +1644,84 @@ LogicalResult ReduceWindowOp::inferReturnTypes(MLIRContext *, std::optional<Loca
   RankedTensorType t = tensorOf(adaptor.getOperand());
   if (failed(checkKind(loc, adaptor.getKind(), t.getElementType(), true)))
     return failure();
+  int64_t rank = t.getRank();
   ArrayRef<int64_t> window = adaptor.getWindow(), strides = adaptor.getStrides();
-  if ((int64_t)window.size() != t.getRank() || (int64_t)strides.size() != t.getRank())
-    return emitOptionalError(loc, "expected ", t.getRank(),
+  if ((int64_t)window.size() != rank || (int64_t)strides.size() != rank)
+    return emitOptionalError(loc, "expected ", rank,
                              " window sizes and strides (one per dimension), got ",
                              window.size(), " and ", strides.size());
+  Padding padding = adaptor.getPadding();
+  std::optional<ArrayRef<int64_t>> low = adaptor.getLow(), high = adaptor.getHigh();
+  if (low.has_value() != high.has_value())
+    return emitOptionalError(loc, "explicit padding needs both low and high");
+  if (low && padding != Padding::none)
+    return emitOptionalError(loc, "explicit low/high padding goes with 'padding none'");
+  for (auto [name, values] : {std::pair{"low", low}, std::pair{"high", high},
+                              std::pair{"window_dilation", adaptor.getWindowDilation()},
+                              std::pair{"base_dilation", adaptor.getBaseDilation()}}) {
+    if (!values)
+      continue;
+    if ((int64_t)values->size() != rank)
+      return emitOptionalError(loc, "expected ", rank, " ", name, " values (one per dimension), got ",
+                               values->size());
+    bool dilation = name[0] != 'l' && name[0] != 'h';
+    for (int64_t v : *values)
+      if (v < (dilation ? 1 : 0) || v > (int64_t{1} << 40))
+        return emitOptionalError(loc, name, " values must be ", dilation ? "positive" : "non-negative",
+                                 " and at most 2^40, got ", v);
+  }
+  SmallVector<int64_t> wd = valuesOrOnes(adaptor.getWindowDilation(), rank);
+  SmallVector<int64_t> bd = valuesOrOnes(adaptor.getBaseDilation(), rank);
   SmallVector<int64_t> shape;
-  for (int64_t d = 0; d < t.getRank(); ++d) {
-    int64_t n = t.getDimSize(d), w = window[d], s = strides[d];
-    if (w <= 0 || s <= 0)
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t n = t.getDimSize(d), s = strides[d];
+    if (window[d] <= 0 || s <= 0)
       return emitOptionalError(loc, "window sizes and strides must be positive");
-    Padding padding = adaptor.getPadding();
+    std::optional<int64_t> dilatedWindow = llvm::checkedMulAdd<int64_t>(window[d] - 1, wd[d], 1);
+    if (!dilatedWindow)
+      return emitOptionalError(loc, "dimension ", d, ": the dilated window overflows a 64-bit size");
+    int64_t w = *dilatedWindow;
     if (ShapedType::isDynamic(n)) {
       // half and full give an output for any input size: it stays dynamic;
       // none needs the window to fit, which cannot be checked.
       if (padding == Padding::none)
-        return emitOptionalError(loc, "dimension ", d, " is dynamic: a window of ", w,
+        return emitOptionalError(loc, "dimension ", d, " is dynamic: a window of ", window[d],
                                  " cannot be checked to fit with padding none");
+      if (bd[d] != 1)
+        return emitOptionalError(loc, "dimension ", d, " is dynamic: base dilation needs a static size");
       shape.push_back(ShapedType::kDynamic);
       continue;
     }
-    // The padded extent (n plus at most 2 * (w - 1)) must stay within int64.
-    if (!llvm::checkedMulAdd<int64_t>(2, w - 1, n))
-      return emitOptionalError(loc, "dimension ", d, ": the window size ", w,
+    // the dilated and padded extent must stay well within int64
+    std::optional<int64_t> dilated = n > 0 ? llvm::checkedMulAdd<int64_t>(n - 1, bd[d], 1) : 0;
+    std::optional<int64_t> padded =
+        dilated ? llvm::checkedMulAdd<int64_t>(2, w - 1, *dilated) : std::nullopt;
+    if (padded && low)
+      padded = llvm::checkedAdd(*dilated, (*low)[d] + (*high)[d]);
+    if (!padded || *padded >= (int64_t{1} << 62))
+      return emitOptionalError(loc, "dimension ", d, ": the window size ", window[d],
                                " overflows a 64-bit size when padded");
     int64_t o;
-    switch (padding) {
-    case Padding::none:
-      if (w > n)
-        return emitOptionalError(loc, "window size ", w, " exceeds dimension ", d,
-                                 " of size ", n, " with padding none");
-      o = (n - w) / s + 1;
-      break;
-    case Padding::half: // ceil(n / s)
-      o = n / s + (n % s != 0);
-      break;
-    case Padding::full: // floor((n + w - 2) / s) + 1: no window for n = 0, w = 1
-      o = n + w - 2 < 0 ? 0 : (n + w - 2) / s + 1;
-      break;
+    if (low) {
+      if (w > *padded)
+        return emitOptionalError(loc, "dimension ", d, ": the window (", w, " with dilation) exceeds the ",
+                                 "padded size ", *padded);
+      o = (*padded - w) / s + 1;
+    } else {
+      switch (padding) {
+      case Padding::none:
+        if (w > *dilated)
+          return emitOptionalError(loc, "window size ", window[d], " exceeds dimension ", d,
+                                   " of size ", n, " with padding none");
+        o = (*dilated - w) / s + 1;
+        break;
+      case Padding::half: // ceil(n / s)
+        o = *dilated / s + (*dilated % s != 0);
+        break;
+      case Padding::full: // floor((n + w - 2) / s) + 1: no window for n = 0, w = 1
+        o = *dilated + w - 2 < 0 ? 0 : (*dilated + w - 2) / s + 1;
+        break;
+      }
     }
     shape.push_back(o);
   }

@@ -219,6 +219,22 @@ CASES: list[Case] = [
     _op("scan_mul_exclusive_single", "dlvm.scan mul %a dim 0 exclusive : tensor<1x3xf64>", [((1, 3), "normal")],
         "tensor<1x3xf64>"),
     # Window reductions.
+    # explicit padding pairs, window and base dilation (lax.reduce_window's general form)
+    _op("reduce_window_add_dilated",
+        "dlvm.reduce_window add %a window [2, 3] strides [1, 2] padding none low [1, 0] high [2, 1] "
+        "window_dilation [2, 1] base_dilation [1, 2] : tensor<4x5xf64>",
+        [((4, 5), "normal")], "tensor<5x4xf64>"),
+    _op("reduce_window_mean_dilated",
+        "dlvm.reduce_window mean %a window [3] strides [1] padding none low [2] high [1] base_dilation [2] "
+        ": tensor<4xf64>",
+        [((4,), "normal")], "tensor<8xf64>"),
+    _op("reduce_window_max_dilated",
+        "dlvm.reduce_window max %a window [2, 2] strides [2, 1] padding half window_dilation [2, 2] "
+        ": tensor<5x6xf64>",
+        [((5, 6), "distinct")], "tensor<3x6xf64>"),
+    _op("reduce_window_mul_base_dilated",
+        "dlvm.reduce_window mul %a window [2] strides [1] padding full base_dilation [3] : tensor<3xf64>",
+        [((3,), "normal")], "tensor<8xf64>"),
     _op(
         "reduce_window_add",
         "dlvm.reduce_window add %a window [2, 2] strides [1, 1] padding none : tensor<4x5xf64>",

@@ -121,6 +121,10 @@ def op_cases() -> dict[str, str]:
     cases["reduce_window"] = _fn(
         "reduce_window", [F], "tensor<37x35xf32>",
         f"  %r = dlvm.reduce_window max %a0 window [1, 2] strides [1, 2] padding none : {F}")
+    cases["reduce_window_dilated"] = _fn(
+        "reduce_window_dilated", [F], "tensor<73x34xf32>",
+        f"  %r = dlvm.reduce_window mean %a0 window [2, 3] strides [1, 2] padding none low [1, 0] high [0, 1] "
+        f"window_dilation [1, 2] base_dilation [2, 1] : {F}")
     cases["softmax"] = _fn("softmax", [F], F, f"  %r = dlvm.softmax %a0 axis 1 : {F}")
     cases["log_softmax"] = _fn("log_softmax", [F], F, f"  %r = dlvm.log_softmax %a0 axis 0 : {F}")
     cases["convolve"] = _fn(
@@ -179,7 +183,7 @@ GROUPS = {
                                                           "pad_shape", "squeeze_shape", "broadcast_to", "random",
                                                           "dynamic_slice", "dynamic_update_slice", "iota",
                                                           "gather", "scatter", "sort", "top_k"],
-    "reduce": ["reduce_rows", "reduce_cols", "reduce_all", "scan", "scan_exclusive_reverse", "reduce_window", "softmax", "log_softmax",
+    "reduce": ["reduce_rows", "reduce_cols", "reduce_all", "scan", "scan_exclusive_reverse", "reduce_window", "reduce_window_dilated", "softmax", "log_softmax",
                "convolve", "loop", "extract", "argmax", "argmin"],
 }
 

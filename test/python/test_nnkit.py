@@ -306,6 +306,32 @@ def test_ints_next_to_integer_arrays_index_with_them():
         dl.function(lambda v, i: v[i, :, 1])(x, idx)
 
 
+def test_reduce_window_takes_padding_pairs_and_dilations():
+    x = np.array([1.0, 5.0, 2.0, 4.0])
+
+    @dl.function
+    def pools(v):
+        # base dilation 2: [1, _, 5, _, 2, _, 4] with -inf holes
+        return (dl.reduce_window("max", v, (2,), (2,), [(1, 0)], base_dilation=(2,)),
+                dl.reduce_window("max", v, (2,), (1,), [(0, 0)], window_dilation=(2,), base_dilation=(2,)),
+                dl.reduce_window("mean", v, (3,), (1,), [(2, 0)], window_dilation=(1,)))
+
+    wide, sparse, mean = pools(x)
+    np.testing.assert_array_equal(wide, [1.0, 5.0, 2.0, 4.0])
+    np.testing.assert_array_equal(sparse, [5.0, -np.inf, 5.0, -np.inf, 4.0])
+    np.testing.assert_allclose(mean, [1.0, 3.0, 8 / 3, 11 / 3], rtol=1e-15)  # padding is not counted
+    grad = dl.gradient(lambda v: dl.reduce_sum(dl.reduce_window("mean", v, (2,), (1,), [(1, 1)], base_dilation=(2,))))
+    np.testing.assert_allclose(grad(x), central_difference(_dilated_mean_total, x), rtol=1e-6, atol=1e-9)
+
+
+def _dilated_mean_total(v: np.ndarray) -> float:
+    """sum of the windows [2] strides [1] padding (1, 1) base dilation 2 means, by hand."""
+    dilated = np.full(2 * len(v) - 1, np.nan)
+    dilated[::2] = v
+    padded = np.concatenate([[np.nan], dilated, [np.nan]])
+    return float(sum(np.nanmean(padded[i : i + 2]) for i in range(len(padded) - 1)))
+
+
 def test_convolve_random_and_constants():
     @dl.function
     def conv(x, k):

@@ -1648,6 +1648,71 @@ def window_cases() -> list[Case]:
         cases.append(window_case(kind, "f32", (4, 8, 32, 32), (1, 1, 3, 3), (1, 1, 1, 1), "half", module="window-f32-big"))
     for kind in ("add", "max", "min", "mul"):
         cases.append(window_case(kind, "i32", (2, 3, 9, 9), (1, 1, 3, 3), (1, 1, 2, 2), "half"))
+    cases += dilated_window_cases()
+    return cases
+
+
+def _dilated_window_ref(kind, window, strides, low, high, wd, bd, dtype):
+    """lax.reduce_window's general form by brute force over output positions and window offsets."""
+    eps = EPS.get(dtype, 0.0)
+
+    def ref(x):
+        dilated = [(n - 1) * b + 1 for n, b in zip(x.shape, bd)]
+        reach = [(w - 1) * d + 1 for w, d in zip(window, wd)]
+        out = tuple((n + lo + hi - r) // s + 1 for n, lo, hi, r, s in zip(dilated, low, high, reach, strides))
+        fill = {"add": 0.0, "mean": 0.0, "max": -np.inf, "min": np.inf}[kind]
+        acc, count, mag = np.full(out, fill), np.zeros(out), np.zeros(out)
+        for offset in np.ndindex(*window):
+            # the operand element each window reads at this offset, if any
+            p = [np.arange(o) * s + k * d - lo for o, s, k, d, lo in zip(out, strides, offset, wd, low)]
+            ok = [(q >= 0) & (q < n) & (q % b == 0) for q, n, b in zip(p, dilated, bd)]
+            index = np.ix_(*[np.where(g, q // b, 0) for q, g, b in zip(p, ok, bd)])
+            inside = np.ones(out, bool)
+            for d, g in enumerate(ok):
+                inside &= g.reshape([-1 if e == d else 1 for e in range(len(out))])
+            v = np.where(inside, x[index].astype(np.float64), fill)
+            acc = np.maximum(acc, v) if kind == "max" else np.minimum(acc, v) if kind == "min" else acc + v
+            count += inside
+            mag += np.where(inside, np.abs(v), 0.0)
+        if kind == "mean":
+            return acc / count, (math.prod(window) + 2) * eps * mag / np.maximum(count, 1)
+        if kind == "add":
+            return acc, (math.prod(window) + 1) * eps * mag
+        return acc
+
+    return ref
+
+
+DILATED_WINDOW_SPECS = [
+    # (shape, window, strides, low, high, window dilation, base dilation, f32 modes, f64 modes)
+    ((33, 65), (3, 2), (2, 3), (1, 0), (2, 1), (2, 1), (1, 1), "fwd vjp", ""),
+    ((2, 3, 9, 9), (1, 1, 3, 3), (1, 1, 2, 2), (0, 0, 1, 1), (0, 0, 1, 1), (1, 1, 2, 2), (1, 1, 1, 1), "fwd", ""),
+    ((9,), (3,), (1,), (2,), (1,), (1,), (2,), "fwd vjp", "fwd fd"),
+    ((4, 5), (2, 3), (1, 2), (1, 0), (2, 1), (2, 1), (1, 2), "fwd", "fwd fd"),
+    ((1, 7), (1, 4), (1, 1), (0, 3), (0, 3), (1, 3), (1, 1), "fwd vjp", "fwd fd"),
+]
+
+
+def dilated_window_cases() -> list[Case]:
+    cases = []
+    for dtype in ("f32", "f64"):
+        for shape, window, strides, low, high, wd, bd, f32_spec, f64_spec in DILATED_WINDOW_SPECS:
+            spec = f32_spec if dtype == "f32" else f64_spec
+            if not spec:
+                continue
+            dilated = [(n - 1) * b + 1 for n, b in zip(shape, bd)]
+            out = tuple((n + lo + hi - (w - 1) * d - 1) // s + 1
+                        for n, lo, hi, w, d, s in zip(dilated, low, high, window, wd, strides))
+            for kind in ("add", "max", "min", "mean"):
+                sample = {"max": distinct(), "min": distinct()}.get(kind, normal())
+                body = (f"%r = dlvm.reduce_window {kind} %a0 window {_ints_text(window)} strides {_ints_text(strides)} "
+                        f"padding none low {_ints_text(low)} high {_ints_text(high)} window_dilation {_ints_text(wd)} "
+                        f"base_dilation {_ints_text(bd)} : {ttype(shape, dtype)}")
+                cases.append(Case(
+                    f"reduce_window_{kind}.dilated.w{shape_id_of(window)}.d{shape_id_of(wd)}.b{shape_id_of(bd)}", dtype,
+                    [Arg(shape, dtype, sample)], body, out, dtype,
+                    _dilated_window_ref(kind, window, strides, low, high, wd, bd, dtype), family="window", rtol=0.0,
+                    modes=modes(spec, dtype, [shape]), module=f"window-dilated-{dtype}"))
     return cases
 
 

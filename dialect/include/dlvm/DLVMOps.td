@@ -790,6 +790,14 @@ def DLVM_ReduceWindowOp : DLVM_Op<"reduce_window", [Pure,
     in `dlvm.reduce`. A dynamic input size gives a dynamic output size with
     `half` and `full`; with `none` it is an error (the window must fit).
 
+    Explicit padding (XLA's padding pairs): `padding none low [..] high [..]`,
+    non-negative, one per dimension. `window_dilation [..]` spreads the
+    window's elements that far apart, `base_dilation [..]` reads the operand
+    as if that many - 1 identity elements stood between neighbours (as
+    `lax.reduce_window`); padding and the output size are computed on the
+    dilated sizes, `(n - 1) * base + 1` and `(w - 1) * window + 1`; `mean`
+    counts only operand elements.
+
     Derivative of `max`/`min` (as JAX's, from XLA's select_and_scatter): each
     window's adjoint goes entirely to its first element, in row-major window
     order, equal to the result (none where the result is NaN).
@@ -797,17 +805,28 @@ def DLVM_ReduceWindowOp : DLVM_Op<"reduce_window", [Pure,
     ```mlir
     %p = dlvm.reduce_window max %x window [1, 1, 2, 2] strides [1, 1, 2, 2] padding none
         : tensor<8x3x32x32xf32>
+    %q = dlvm.reduce_window add %x window [3, 3] strides [1, 1] padding none low [1, 0] high [1, 2]
+        window_dilation [2, 1] : tensor<16x16xf32>
     ```
   }];
   let arguments = (ins DLVM_ReductionKindAttr:$kind, DLVM_Tensor:$operand,
                    DenseI64ArrayAttr:$window, DenseI64ArrayAttr:$strides,
-                   DLVM_PaddingAttr:$padding);
+                   DLVM_PaddingAttr:$padding,
+                   OptionalAttr<DenseI64ArrayAttr>:$low,
+                   OptionalAttr<DenseI64ArrayAttr>:$high,
+                   OptionalAttr<DenseI64ArrayAttr>:$window_dilation,
+                   OptionalAttr<DenseI64ArrayAttr>:$base_dilation);
   let results = (outs DLVM_Tensor:$result);
   let assemblyFormat = "$kind $operand `window` $window `strides` $strides "
-                       "`padding` $padding attr-dict `:` type($operand)";
+                       "`padding` $padding (`low` $low^)? (`high` $high^)? "
+                       "(`window_dilation` $window_dilation^)? (`base_dilation` $base_dilation^)? "
+                       "attr-dict `:` type($operand)";
   let extraClassDeclaration = [{
     /// Low padding per dimension (high padding is derived from the output).
     ::llvm::SmallVector<int64_t> getLowPadding();
+    /// Window and base dilations per dimension (1 where not given).
+    ::llvm::SmallVector<int64_t> getWindowDilationValues();
+    ::llvm::SmallVector<int64_t> getBaseDilationValues();
   }];
 }
 

@@ -728,7 +728,7 @@ def _scan(frame, node, args):
 
 
 def window_padding(n: int, w: int, s: int, padding: int) -> tuple[int, int, int]:
-    """(low, high, output size) of one dimension of ``reduce_window``."""
+    """(low, high, output size) of one dimension of ``reduce_window`` (``n``, ``w``: dilated sizes)."""
     if padding == PAD_NONE:
         if w > n:
             raise InterpreterError(f"window {w} larger than the dimension {n} with padding none")
@@ -744,27 +744,63 @@ def window_padding(n: int, w: int, s: int, padding: int) -> tuple[int, int, int]
     raise InterpreterError(f"unknown padding {padding}")
 
 
-def reduce_window(x, kind: int, window, strides, padding: int):
+def window_geometry(shape, window, strides, padding, low=None, high=None, window_dilation=None,
+                    base_dilation=None) -> list[tuple[int, int, int, int, int]]:
+    """Per dimension of a ``reduce_window``: (low, high, output size, window dilation, base dilation)."""
+    rank = len(shape)
+    wd = window_dilation or (1,) * rank
+    bd = base_dilation or (1,) * rank
+    geometry = []
+    for d, (n, w, s) in enumerate(zip(shape, window, strides)):
+        dilated, reach = (n - 1) * bd[d] + 1 if n else 0, (w - 1) * wd[d] + 1
+        if low is not None:
+            lo, hi = low[d], high[d]
+            if dilated + lo + hi < reach:
+                raise InterpreterError(f"dimension {d}: the window exceeds the padded size")
+            out = (dilated + lo + hi - reach) // s + 1
+        else:
+            lo, hi, out = window_padding(dilated, reach, s, padding)
+        geometry.append((lo, hi, out, wd[d], bd[d]))
+    return geometry
+
+
+def window_counts(n: int, w: int, s: int, geometry: tuple[int, int, int, int, int]):
+    """How many operand elements each window reads along one dimension (the divisor of ``mean``)."""
+    lo, _, out, wd, bd = geometry
+    dilated = (n - 1) * bd + 1 if n else 0
+    p = np.arange(out)[:, None] * s + np.arange(w)[None, :] * wd - lo
+    return np.sum((p >= 0) & (p < dilated) & (p % bd == 0), axis=1)
+
+
+def reduce_window(x, kind: int, window, strides, padding: int, **explicit):
     rank = x.ndim
     if len(window) != rank or len(strides) != rank:
         raise InterpreterError("window and strides need one entry per dimension")
-    pads = [window_padding(n, w, s, padding) for n, w, s in zip(x.shape, window, strides)]
-    if any(out <= 0 for _, _, out in pads):  # no window at all (a zero-size input): nothing to reduce
-        return np.empty(tuple(max(out, 0) for _, _, out in pads), x.dtype)
+    geometry = window_geometry(x.shape, window, strides, padding, **explicit)
+    if any(out <= 0 for _, _, out, _, _ in geometry):  # no window at all (a zero-size input): nothing to reduce
+        return np.empty(tuple(max(g[2], 0) for g in geometry), x.dtype)
     ident = identity(kind, x.dtype)
-    xp = np.pad(x, [(lo, hi) for lo, hi, _ in pads], constant_values=ident)
-    views = sliding_window_view(xp, tuple(window))
-    views = views[tuple(slice(0, (out - 1) * s + 1, s) for (_, _, out), s in zip(pads, strides))]
+    padded_shape = [max(lo + ((n - 1) * bd + 1 if n else 0) + hi, (out - 1) * s + (w - 1) * wd + 1)
+                    for n, w, s, (lo, hi, out, wd, bd) in zip(x.shape, window, strides, geometry)]
+    xp = np.full(padded_shape, ident, dtype=x.dtype)
+    xp[tuple(builtins.slice(lo, lo + (n - 1) * bd + 1, bd) for n, (lo, _, _, _, bd) in zip(x.shape, geometry))] = x
+    reach = tuple((w - 1) * g[3] + 1 for w, g in zip(window, geometry))
+    views = sliding_window_view(xp, reach)
+    views = views[tuple(builtins.slice(0, (out - 1) * s + 1, s) for (_, _, out, _, _), s in zip(geometry, strides))]
+    views = views[(Ellipsis, *(builtins.slice(None, None, g[3]) for g in geometry))]
     axes = tuple(range(rank, 2 * rank))
     if kind != MEAN:
         return reduce_kernel(views, kind, axes)
     total = np.sum(views, axis=axes, dtype=x.dtype)
     count = np.ones((), dtype=np.int64)
-    for d, ((lo, _, out), n, w, s) in enumerate(zip(pads, x.shape, window, strides)):
-        start = np.arange(out) * s - lo
-        c = np.clip(np.minimum(start + w, n) - np.maximum(start, 0), 0, None)
+    for d, (n, w, s, g) in enumerate(zip(x.shape, window, strides, geometry)):
+        c = window_counts(n, w, s, g)
         count = count[..., None] * c if d else c
-    return (total / count.astype(np.float64)).astype(x.dtype)
+    with np.errstate(divide="ignore", invalid="ignore"):  # a window of padding only: 0 / 0
+        return (total / count.astype(np.float64)).astype(x.dtype)
+
+
+WINDOW_OPTIONS = ("low", "high", "window_dilation", "base_dilation")
 
 
 @op("dlvm.reduce_window")
@@ -773,8 +809,9 @@ def _reduce_window(frame, node, args):
     x = args[0]
     _check_kind(kind, x)
     kind = _bool_kind(kind, x)
+    explicit = {name: node.attr(name) for name in WINDOW_OPTIONS if node.has_attr(name)}
     return int_semantics(
-        lambda v: reduce_window(v, kind, node.attr("window"), node.attr("strides"), node.attr("padding"))
+        lambda v: reduce_window(v, kind, node.attr("window"), node.attr("strides"), node.attr("padding"), **explicit)
     )(x)
 
 
@@ -960,4 +997,7 @@ def _readonly(a):
     return a
 
 
-__all__ = ["cast_array", "convolve", "from_bits", "reduce_window", "strided_slice", "to_bits", "window_padding"]
+__all__ = [
+    "WINDOW_OPTIONS", "cast_array", "convolve", "from_bits", "reduce_window", "strided_slice", "to_bits",
+    "window_counts", "window_geometry", "window_padding",
+]

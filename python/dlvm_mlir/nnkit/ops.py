@@ -1044,18 +1044,39 @@ _PADDINGS = {"none": "none", "valid": "none", "half": "half", "same": "half", "f
 
 
 def reduce_window(
-    kind: Any, x: ArrayLike, window: Sequence[int], strides: Sequence[int] | None = None, padding: str = "none"
+    kind: Any,
+    x: ArrayLike,
+    window: Sequence[int],
+    strides: Sequence[int] | None = None,
+    padding: str | Sequence[tuple[int, int]] = "none",
+    window_dilation: Sequence[int] | None = None,
+    base_dilation: Sequence[int] | None = None,
 ) -> Tensor:
-    """``dlvm.reduce_window`` (pooling): ``padding`` is none/valid, half/same or full."""
+    """``dlvm.reduce_window`` (pooling): ``padding`` is none/valid, half/same, full, or a
+    ``(low, high)`` pair per dimension (as ``lax.reduce_window``); dilations default to 1."""
     t = lift(x)
     combinator = _kind(kind, "dl.reduce_window")
-    if padding not in _PADDINGS:
-        raise ShapeError(f"dl.reduce_window: unknown padding {padding!r} (expected one of {', '.join(_PADDINGS)})")
-    pad = getattr(dlvm.Padding, _PADDINGS[padding])
+    explicit = None
+    if isinstance(padding, str):
+        if padding not in _PADDINGS:
+            raise ShapeError(f"dl.reduce_window: unknown padding {padding!r} (expected one of {', '.join(_PADDINGS)})")
+        pad = getattr(dlvm.Padding, _PADDINGS[padding])
+    else:
+        pairs = [tuple(p) for p in padding]
+        if len(pairs) != t.ndim or any(len(p) != 2 for p in pairs):
+            raise ShapeError(f"dl.reduce_window: padding {padding!r} is not one (low, high) pair per dimension")
+        pad, explicit = dlvm.Padding.none, ([int(lo) for lo, _ in pairs], [int(hi) for _, hi in pairs])
     win = [int(w) for w in window]
     steps = [int(s) for s in (strides if strides is not None else [1] * len(win))]
+    options = {
+        "low": explicit[0] if explicit else None,
+        "high": explicit[1] if explicit else None,
+        "window_dilation": None if window_dilation is None else [int(d) for d in window_dilation],
+        "base_dilation": None if base_dilation is None else [int(d) for d in base_dilation],
+    }
     value = t.checked()
-    return _emit("dl.reduce_window", lambda loc: dlvm.reduce_window(combinator, value, win, steps, pad, loc=loc))
+    return _emit("dl.reduce_window",
+                 lambda loc: dlvm.reduce_window(combinator, value, win, steps, pad, **options, loc=loc))
 
 
 def _along_axes(x: ArrayLike, axis: Axes, what: str, build: Callable[[ir.Value, int], ir.Value]) -> Tensor:

@@ -7,6 +7,7 @@
 // CHECK-DAG: #[[ID2:.*]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[ROWS:.*]] = affine_map<(d0, d1) -> (d0)>
 // CHECK-DAG: #[[WIN_IN:.*]] = affine_map<(d0, d1, d2, d3) -> (d0 * 2 + d2, d1 * 2 + d3)>
+// CHECK-DAG: #[[DIL_IN:.*]] = affine_map<(d0, d1, d2, d3) -> (d0 + d2 * 3, d1 + d3 * 3)>
 // CHECK-DAG: #[[WIN:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
 // CHECK-DAG: #[[WIN_OUT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
 
@@ -165,21 +166,34 @@ func.func @reduce_window_max(%x: tensor<4x8xf32>) -> tensor<2x4xf32> {
   return %r : tensor<2x4xf32>
 }
 
-// mean divides by the number of in-bounds elements of each window.
+// mean divides by the number of in-bounds elements of each window: per
+// dimension a constant vector of counts, multiplied, one division.
 // CHECK-LABEL: func.func @reduce_window_mean
 // CHECK: tensor.pad %{{.*}} low[1, 2] high[1, 2]
 // CHECK: linalg.generic
 // CHECK: arith.addf
-// CHECK: linalg.generic
-// CHECK: linalg.index 0 : index
-// CHECK: arith.minsi
-// CHECK: arith.maxsi
-// CHECK: linalg.index 1 : index
-// CHECK: %[[C:.*]] = arith.sitofp %{{.*}} : i64 to f32
-// CHECK: arith.divf %{{.*}}, %[[C]] : f32
+// CHECK-DAG: %[[C0:.*]] = arith.constant dense<[1.000000e+00, 2.000000e+00, 2.000000e+00, 2.000000e+00, 1.000000e+00]> : tensor<5xf32>
+// CHECK-DAG: %[[C1:.*]] = arith.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 3.000000e+00, 3.000000e+00, 3.000000e+00, 3.000000e+00, 3.000000e+00, 2.000000e+00, 1.000000e+00]> : tensor<10xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[C0]], %[[C1]] : tensor<5x10xf32>, tensor<5xf32>, tensor<10xf32>)
+// CHECK: %[[N:.*]] = arith.mulf
+// CHECK: arith.divf %{{.*}}, %[[N]] : f32
 func.func @reduce_window_mean(%x: tensor<4x8xf32>) -> tensor<5x10xf32> {
   %r = dlvm.reduce_window mean %x window [2, 3] strides [1, 1] padding full : tensor<4x8xf32>
   return %r : tensor<5x10xf32>
+}
+
+// Explicit padding, window and base dilation: the operand inserted with
+// stride 2 into the identity-filled padded tensor, the window read with
+// stride 3 (o * 1 + w * 3).
+// CHECK-LABEL: func.func @reduce_window_dilated
+// CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<10x9xf32>)
+// CHECK: %[[P:.*]] = tensor.insert_slice %{{.*}} into %[[F]][1, 0] [4, 8] [2, 1] : tensor<4x8xf32> into tensor<10x9xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[DIL_IN]]
+// CHECK-SAME: ins(%[[P]], %{{.*}} : tensor<10x9xf32>, tensor<2x3xf32>)
+func.func @reduce_window_dilated(%x: tensor<4x8xf32>) -> tensor<7x3xf32> {
+  %r = dlvm.reduce_window max %x window [2, 3] strides [1, 1] padding none low [1, 0] high [2, 1]
+      window_dilation [3, 3] base_dilation [2, 1] : tensor<4x8xf32>
+  return %r : tensor<7x3xf32>
 }
 
 // CHECK-LABEL: func.func @reduce_window_valid

@@ -926,3 +926,36 @@ func.func @top_k_scalar(%x: tensor<f32>) {
   %0:2 = dlvm.top_k %x k 0 : tensor<f32>
   return
 }
+
+// -----
+
+func.func @window_low_without_high(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{explicit padding needs both low and high}}
+  %0 = dlvm.reduce_window max %x window [2, 2] strides [1, 1] padding none low [1, 1] : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @window_explicit_with_half(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{explicit low/high padding goes with 'padding none'}}
+  %0 = dlvm.reduce_window max %x window [2, 2] strides [1, 1] padding half low [1, 1] high [0, 0] : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @window_dilation_zero(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{window_dilation values must be positive and at most 2^40, got 0}}
+  %0 = dlvm.reduce_window max %x window [2, 2] strides [1, 1] padding none window_dilation [1, 0] : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @window_dilated_too_wide(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{window size 2 exceeds dimension 0 of size 4 with padding none}}
+  %0 = dlvm.reduce_window max %x window [2, 2] strides [1, 1] padding none window_dilation [4, 1] : tensor<4x8xf32>
+  return
+}
+

@@ -201,6 +201,8 @@ func.func @reductions(%x: tensor<4x8xf32>, %init: tensor<f32>, %img: tensor<2x3x
   %scan_r = dlvm.scan add %x dim 1 reverse : tensor<4x8xf32>
   // CHECK: dlvm.reduce_window max %{{.*}} window [1, 1, 2, 2] strides [1, 1, 2, 2] padding none : tensor<2x3x8x8xf32>
   %8 = dlvm.reduce_window max %img window [1, 1, 2, 2] strides [1, 1, 2, 2] padding none : tensor<2x3x8x8xf32>
+  // CHECK: dlvm.reduce_window add %{{.*}} window [1, 1, 3, 3] strides [1, 1, 1, 1] padding none low [0, 0, 1, 1] high [0, 0, 1, 1] window_dilation [1, 1, 2, 2] base_dilation [1, 1, 2, 1] : tensor<2x3x8x8xf32>
+  %dil = dlvm.reduce_window add %img window [1, 1, 3, 3] strides [1, 1, 1, 1] padding none low [0, 0, 1, 1] high [0, 0, 1, 1] window_dilation [1, 1, 2, 2] base_dilation [1, 1, 2, 1] : tensor<2x3x8x8xf32>
   // CHECK: dlvm.reduce_window mean %{{.*}} padding half
   %9 = dlvm.reduce_window mean %img window [1, 1, 3, 3] strides [1, 1, 1, 1] padding half : tensor<2x3x8x8xf32>
   // CHECK: dlvm.reduce_window add %{{.*}} padding full

@@ -2217,11 +2217,12 @@ struct ScanLowering : StaticOpLowering<ScanOp> {
   }
 };
 
-/// Pads with the combinator's identity (tensor.pad), then a linalg.generic
-/// over (output dims, window dims) reads input[o*s + w]; a window-shaped
-/// tensor.empty operand gives the window loops their bounds (as linalg's
-/// pooling ops do). mean divides the sum by the number of in-bounds elements
-/// of each window, computed from linalg.index.
+/// Pads with the combinator's identity (a fill, the operand inserted with
+/// stride base_dilation at the low padding), then a linalg.generic over
+/// (output dims, window dims) reads input[o*s + w*window_dilation]; a
+/// window-shaped tensor.empty operand gives the window loops their bounds (as
+/// linalg's pooling ops do). mean divides the sum by the number of operand
+/// elements in each window, a product of per-dimension counts (constants).
 struct ReduceWindowLowering : StaticOpLowering<ReduceWindowOp> {
   using StaticOpLowering::StaticOpLowering;
 
@@ -2238,26 +2239,31 @@ struct ReduceWindowLowering : StaticOpLowering<ReduceWindowOp> {
       return rewriter.notifyMatchFailure(op, "combinator invalid for the type");
     int64_t rank = type.getRank();
     SmallVector<int64_t> window(op.getWindow()), strides(op.getStrides());
+    SmallVector<int64_t> wd = op.getWindowDilationValues(), bd = op.getBaseDilationValues();
     SmallVector<int64_t> in(inType.getShape()), out(type.getShape());
-    SmallVector<int64_t> low = op.getLowPadding(), high;
-    for (int64_t d = 0; d < rank; ++d)
-      high.push_back(std::max<int64_t>(
-          0, (out[d] - 1) * strides[d] + window[d] - in[d] - low[d]));
+    SmallVector<int64_t> low = op.getLowPadding(), dilated, padded;
+    for (int64_t d = 0; d < rank; ++d) {
+      dilated.push_back(in[d] > 0 ? (in[d] - 1) * bd[d] + 1 : 0);
+      int64_t reach = (out[d] - 1) * strides[d] + (window[d] - 1) * wd[d] + 1;
+      padded.push_back(std::max(low[d] + dilated[d], reach));
+    }
 
     Value ident = arith::ConstantOp::create(rewriter, loc, identity);
-    auto positive = [](int64_t v) { return v > 0; };
-    if (llvm::any_of(low, positive) || llvm::any_of(high, positive)) {
-      SmallVector<int64_t> padded;
-      for (int64_t d = 0; d < rank; ++d)
-        padded.push_back(in[d] + low[d] + high[d]);
+    if (padded != in) {
       auto paddedType = RankedTensorType::get(padded, elt);
-      // Windows over an empty input see padding only.
-      input = inType.getNumElements() == 0
-                  ? filledTensor(rewriter, loc, paddedType, ident)
-                  : Value(tensor::PadOp::create(
-                        rewriter, loc, paddedType, input,
-                        indexAttrs(rewriter, low), indexAttrs(rewriter, high),
-                        ident));
+      bool dilatedBase = llvm::any_of(bd, [](int64_t b) { return b != 1; });
+      SmallVector<int64_t> high;
+      for (int64_t d = 0; d < rank; ++d)
+        high.push_back(padded[d] - low[d] - dilated[d]);
+      if (inType.getNumElements() == 0) // windows over an empty input see padding only
+        input = filledTensor(rewriter, loc, paddedType, ident);
+      else if (!dilatedBase)
+        input = tensor::PadOp::create(rewriter, loc, paddedType, input, indexAttrs(rewriter, low),
+                                      indexAttrs(rewriter, high), ident);
+      else
+        input = tensor::InsertSliceOp::create(
+            rewriter, loc, input, filledTensor(rewriter, loc, paddedType, ident),
+            indexAttrs(rewriter, low), indexAttrs(rewriter, in), indexAttrs(rewriter, bd));
     }
 
     MLIRContext *ctx = rewriter.getContext();
@@ -2265,7 +2271,7 @@ struct ReduceWindowLowering : StaticOpLowering<ReduceWindowOp> {
     for (int64_t d = 0; d < rank; ++d) {
       AffineExpr o = getAffineDimExpr(d, ctx);
       AffineExpr w = getAffineDimExpr(rank + d, ctx);
-      inExprs.push_back(o * strides[d] + w);
+      inExprs.push_back(o * strides[d] + w * wd[d]);
       winExprs.push_back(w);
       outExprs.push_back(o);
     }
@@ -2286,33 +2292,45 @@ struct ReduceWindowLowering : StaticOpLowering<ReduceWindowOp> {
             })
             .getResult(0);
 
-    if (kind == ReductionKind::mean) {
-      result = buildElementwise(
-          rewriter, loc, type, result,
-          [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-            // count = prod_d (min(start + w, n) - max(start, 0)),
-            // start = o*s - low.
-            Value count = indexConst(b, l, 1);
-            for (int64_t d = 0; d < rank; ++d) {
-              Value o = linalg::IndexOp::create(b, l, d);
-              Value start = arith::SubIOp::create(
-                  b, l,
-                  arith::MulIOp::create(b, l, o, indexConst(b, l, strides[d])),
-                  indexConst(b, l, low[d]));
-              Value end = arith::MinSIOp::create(
-                  b, l,
-                  arith::AddIOp::create(b, l, start,
-                                        indexConst(b, l, window[d])),
-                  indexConst(b, l, in[d]));
-              Value begin =
-                  arith::MaxSIOp::create(b, l, start, indexConst(b, l, 0));
-              count = arith::MulIOp::create(
-                  b, l, count, arith::SubIOp::create(b, l, end, begin));
-            }
-            Value c = arith::IndexCastOp::create(b, l, b.getI64Type(), count);
-            Value cf = arith::SIToFPOp::create(b, l, elt, c);
-            return arith::DivFOp::create(b, l, a[0], cf);
-          });
+    if (kind == ReductionKind::mean && type.getNumElements() > 0) {
+      // counts[d][o]: the operand elements that window o reads along d
+      SmallVector<Value> inputs{result};
+      SmallVector<AffineMap> countMaps{AffineMap::getMultiDimIdentityMap(rank, ctx)};
+      for (int64_t d = 0; d < rank; ++d) {
+        SmallVector<double> counts;
+        for (int64_t o = 0; o < out[d]; ++o) {
+          int64_t c = 0;
+          for (int64_t k = 0; k < window[d]; ++k) {
+            int64_t p = o * strides[d] + k * wd[d] - low[d];
+            c += p >= 0 && p < dilated[d] && p % bd[d] == 0;
+          }
+          counts.push_back((double)c);
+        }
+        if (llvm::all_of(counts, [](double c) { return c == 1.0; }))
+          continue;
+        auto countType = RankedTensorType::get({out[d]}, elt);
+        SmallVector<Attribute> values;
+        for (double c : counts)
+          values.push_back(FloatAttr::get(elt, c));
+        inputs.push_back(arith::ConstantOp::create(
+            rewriter, loc, DenseElementsAttr::get(countType, values)));
+        countMaps.push_back(AffineMap::get(rank, 0, {getAffineDimExpr(d, ctx)}, ctx));
+      }
+      if (inputs.size() > 1) {
+        countMaps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
+        result = linalg::GenericOp::create(
+                     rewriter, loc, TypeRange{type}, inputs,
+                     ValueRange{emptyTensor(rewriter, loc, type.getShape(), elt)}, countMaps,
+                     parallelIterators(rank),
+                     [&](OpBuilder &b, Location l, ValueRange args) {
+                       // one division by the (exact, integer) product of the counts
+                       Value count = args[1];
+                       for (size_t i = 2; i + 1 < args.size(); ++i)
+                         count = arith::MulFOp::create(b, l, count, args[i]);
+                       linalg::YieldOp::create(b, l, arith::DivFOp::create(b, l, args[0], count).getResult());
+                     })
+                     .getResult(0);
+      }
     }
     rewriter.replaceOp(op, result);
     return success();

@@ -46,6 +46,7 @@ from dlvm_mlir.ad.vocab import (
     trigamma,
 )
 from dlvm_mlir.dialects import dlvm
+from dlvm_mlir.interpreter.ops_dlvm import WINDOW_OPTIONS, window_counts, window_geometry
 
 inactive(
     [
@@ -847,31 +848,29 @@ def _log_softmax_tangent(t) -> None:
 
 
 class _Windows:
-    """Geometry of a reduce_window: padded extent and the window offsets."""
+    """Geometry of a reduce_window: padded extent, dilations and the window offsets."""
 
     def __init__(self, op):
         operation = op.operation
         self.kind = enum_name(op, "kind", dlvm.ReductionKind)
         self.window = attr_ints(op, "window")
         self.strides = attr_ints(op, "strides")
-        self.padding = enum_name(op, "padding", dlvm.Padding)
         self.input = vocab.shape(operation.operands[0])
         self.output = vocab.shape(operation.results[0])
         self.elt = vocab.element_type(operation.operands[0])
-        self.low = [self._low(d) for d in range(len(self.input))]
+        explicit = {name: attr_ints(op, name) for name in WINDOW_OPTIONS if name in operation.attributes}
+        padding = list(dlvm.Padding.__members__).index(enum_name(op, "padding", dlvm.Padding))
+        # the interpreter's geometry is the reference (ReduceWindowOp::getLowPadding in the dialect)
+        self.geometry = window_geometry(self.input, self.window, self.strides, padding, **explicit)
+        self.low = [g[0] for g in self.geometry]
+        self.dilation = [g[3] for g in self.geometry]
+        self.base = [g[4] for g in self.geometry]
         self.padded = [
-            max(self.low[d] + self.input[d], (self.output[d] - 1) * self.strides[d] + self.window[d])
-            for d in range(len(self.input))
+            max(lo + ((n - 1) * b + 1 if n else 0), (o - 1) * s + (w - 1) * wd + 1)
+            for n, lo, b, o, s, w, wd in zip(self.input, self.low, self.base, self.output, self.strides,
+                                              self.window, self.dilation)
         ]
         self.offsets = list(itertools.product(*(range(w) for w in self.window)))
-
-    def _low(self, d: int) -> int:
-        """Low padding, as ReduceWindowOp::getLowPadding computes it."""
-        w, s = self.window[d], self.strides[d]
-        if self.padding == "full":
-            return w - 1
-        total = max((self.output[d] - 1) * s + w - self.input[d], 0)
-        return total // 2
 
     @property
     def padded_type(self) -> ir.Type:
@@ -879,35 +878,35 @@ class _Windows:
 
     def pad(self, x: ir.Value, fill: float) -> ir.Value:
         base = vocab.const(self.padded_type, fill)
-        return vocab.insert_into(x, base, self.low, self.input)
+        return vocab.insert_into(x, base, self.low, self.input, self.base)
 
     def unpad(self, padded: ir.Value) -> ir.Value:
-        return vocab.slice_(padded, self.low, self.input)
+        return vocab.slice_(padded, self.low, self.input, self.base)
+
+    def _start(self, offset) -> list[int]:
+        return [o * d for o, d in zip(offset, self.dilation)]
 
     def at(self, padded: ir.Value, offset) -> ir.Value:
         """The element at window position ``offset`` of every window (output-shaped)."""
-        return vocab.slice_(padded, list(offset), self.output, self.strides)
+        return vocab.slice_(padded, self._start(offset), self.output, self.strides)
 
     def scatter(self, contributions) -> ir.Value:
         """Sum, into the padded input, each output-shaped value at its window position."""
         parts = [
-            vocab.insert_into_zeros(value, self.padded_type, list(offset), self.output, self.strides)
+            vocab.insert_into_zeros(value, self.padded_type, self._start(offset), self.output, self.strides)
             for offset, value in contributions
         ]
         return vocab.add_all(parts)
 
     def divide_by_counts(self, g: ir.Value) -> ir.Value:
-        """``g`` over the number of in-bounds elements of each window (the divisor of 'mean').
+        """``g`` over the number of operand elements of each window (the divisor of 'mean').
 
         The count is a product of per-dimension factors, applied as small
         constants that broadcast (rank-0 where a factor is uniform).
         """
         rank = len(self.input)
         for d in range(rank):
-            starts = np.arange(self.output[d]) * self.strides[d] - self.low[d]
-            lo = np.clip(starts, 0, self.input[d])
-            hi = np.clip(starts + self.window[d], 0, self.input[d])
-            counts = (hi - lo).astype(np.float64)
+            counts = window_counts(self.input[d], self.window[d], self.strides[d], self.geometry[d]).astype(np.float64)
             if np.all(counts == counts[0]):
                 if counts[0] != 1:
                     g = div(g, float(counts[0]))
