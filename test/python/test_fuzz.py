@@ -135,6 +135,10 @@ def test_classes_of_exceptions():
     assert classify_exception(DLVMError("failed\n  fuzz.mlir:0:0: error: bad"), 10)[0] == "unlocated"
     assert classify_exception(DLVMError("fuzz.mlir:99:1: error: past the end"), 10)[0] == "unlocated"
     assert classify_exception(DLVMError("no location at all"), 10)[0] == "unlocated"
+    # a position the program's own loc(...) attributes name (dlvm-fuzz seed 606)
+    own = '#loc1 = loc("/src/model.mlir":13:1)'
+    assert classify_exception(DLVMError("/src/model.mlir:13:1: error: no terminator"), 10, own)[0] == "located"
+    assert classify_exception(DLVMError("/src/model.mlir:14:1: error: no terminator"), 10, own)[0] == "unlocated"
     assert classify_exception(DLVMError("fuzz.mlir:2:1: error: internal compiler error: x"), 10)[0] == "ice"
     assert classify_exception(KeyError("k"), 10)[0] == "traceback"
     try:

@@ -83,8 +83,12 @@ def is_bad(cls: str, stage: str) -> bool:
 # --------------------------------------------------------------------------
 
 
-def classify_exception(exc: BaseException, n_lines: int) -> tuple[str, str]:
-    """(class, message) of an exception raised by a stage."""
+def classify_exception(exc: BaseException, n_lines: int, text: str = "") -> tuple[str, str]:
+    """(class, message) of an exception raised by a stage.
+
+    Located: a position inside the program, or a position that the program's own ``loc(...)``
+    attributes name (an error at an op whose location the source spells out is where the
+    user said that op is)."""
     from dlvm_mlir.errors import DLVMError
 
     if not isinstance(exc, DLVMError):
@@ -102,6 +106,9 @@ def classify_exception(exc: BaseException, n_lines: int) -> tuple[str, str]:
             return "traceback", f"{message}\n{detail}"
     for match in _LOCATION.finditer(message):
         if match.group(1) == FILENAME and 1 <= int(match.group(2)) <= n_lines:
+            return "located", message
+        named = f'{match.group(1)}":{match.group(2)}:{match.group(3)})'
+        if int(match.group(2)) >= 1 and named in text:
             return "located", message
     return "unlocated", message
 
@@ -539,7 +546,7 @@ def run_program(
             kwargs["check_bounds"] = True
         exe = dlvm_mlir.compile(text, **kwargs)
     except Exception as exc:  # noqa: BLE001 - classified
-        cls, message = classify_exception(exc, text.count("\n") + 1)
+        cls, message = classify_exception(exc, text.count("\n") + 1, text)
         return fail(cls, message)
 
     # run and compare every public function
@@ -571,7 +578,7 @@ def run_program(
         except InterpreterError as exc:
             interp_error = exc
         except Exception as exc:  # noqa: BLE001
-            cls, message = classify_exception(exc, n_lines)
+            cls, message = classify_exception(exc, n_lines, text)
             return fail(cls, message)
         if interp_error is not None:
             gist = str(interp_error).splitlines()[0][:200]
@@ -583,7 +590,7 @@ def run_program(
             compiled = exe[name](*[np.copy(a) if isinstance(a, np.ndarray) else a for a in args])
             outcome["calls"] += 1
         except Exception as exc:  # noqa: BLE001 - classified
-            cls, message = classify_exception(exc, n_lines)
+            cls, message = classify_exception(exc, n_lines, text)
             if interp_error is not None and cls == "located":
                 outcome["notes"].append(f"@{name}: both raised")
                 continue
@@ -592,7 +599,7 @@ def run_program(
             # the compiled code ran where the interpreter failed: a Python error in an
             # interpreter handler is a bug there; an InterpreterError of its own is a
             # difference in what the two accept (reported, not a failure)
-            cls, message = classify_exception(interp_error, n_lines)
+            cls, message = classify_exception(interp_error, n_lines, text)
             if cls == "traceback":
                 enter("interpret")
                 return fail(cls, message)
@@ -606,7 +613,7 @@ def run_program(
         try:
             problem = compare_results(name, compiled, reference, rerun, args, text, nrng)
         except Exception as exc:  # noqa: BLE001 - a bug in the comparison is the fuzzer's
-            cls, message = classify_exception(exc, n_lines)
+            cls, message = classify_exception(exc, n_lines, text)
             return fail(cls, message)
         if problem:
             outcome["inputs"] = _describe_inputs(args)
