@@ -12,7 +12,7 @@ import pytest
 from mlir import ir
 
 from dlvm_mlir.passes import ModulePass, Option, PassError, register_pass, unregister
-from dlvm_mlir.tools.opt import main, parse_command_line
+from dlvm_mlir.tools.opt import CPP_PASSES, main, parse_command_line
 
 PLUGIN = (
     Path(__file__).resolve().parents[1]
@@ -310,6 +310,18 @@ def test_help_lists_registry(capsys) -> None:
     assert "--test-opt-stamp" in out and "Set test.stamp on the module" in out
     assert "value=<str>  the stamp (default: on)" in out
     assert "--verify-diagnostics" in out
+
+
+def test_help_lists_the_cpp_passes_of_passes_td(capsys) -> None:
+    import re
+
+    td = (Path(__file__).resolve().parents[2] / "dialect" / "include" / "dlvm" / "Passes.td").read_text()
+    declared = re.findall(r'def \w+ : Pass<"([\w-]+)">\s*\{\s*let summary = "([^"]*)";', td)
+    assert declared and tuple(declared) == CPP_PASSES
+    status, out, _ = run_opt(capsys, "--help")
+    assert status == 0
+    for name, summary in declared:
+        assert f"--{name}" in out and summary in out
 
 
 def test_plugin_passes_show_in_help(capsys) -> None:

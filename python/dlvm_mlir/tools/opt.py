@@ -499,6 +499,10 @@ def _write_output(path: str, text: str, stdout: TextIO) -> None:
 # --------------------------------------------------------------------------
 
 
+CPP_PASSES = (("dlvm-to-linalg", "Lower dlvm ops to linalg, tensor, arith, math and scf"),)
+"""The passes written in C++ (name, summary as in Passes.td; test_dlvm_opt checks they agree)."""
+
+
 def help_text() -> str:
     """Usage, driver options, then every registered pass and pipeline."""
     lines = [
@@ -517,6 +521,9 @@ def help_text() -> str:
         lines += _entry_lines(pass_cls.name, pass_cls.summary, pass_cls.options)
     if not registry.registered_passes():
         lines.append("  (none registered)")
+    lines += ["", "C++ passes (the dialect's library, dialect/include/dlvm/Passes.td):"]
+    for name, summary in CPP_PASSES:
+        lines += _entry_lines(name, summary, ())
     lines += ["", "Pass pipelines:"]
     for spec in registry.registered_pipelines():
         lines += _entry_lines(spec.name, spec.summary, spec.options)
