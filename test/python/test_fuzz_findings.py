@@ -493,3 +493,20 @@ func.func private @softmax_grad(tensor<2x4xf32>) -> (tensor<2x4xf32>)
 """
     message = _located_error(text)
     assert f"{FILE}:6:8:" in message and "would save 8 element(s) for each of its 9223372036854775807" in message
+
+
+def test_contraction_over_an_empty_dimension_is_not_packed():
+    """dlvm-fuzz seed 707: the gradient of x . w with w of shape 784 x 0 has a contraction with
+    k = 0 whose B operand was split for packing into slices the verifier rejects."""
+    text = """
+func.func @f(%x: tensor<1x784xf32>, %w: tensor<784x0xf32>) -> tensor<1x0xf32> {
+  %0 = dlvm.dot %x, %w : tensor<1x784xf32>, tensor<784x0xf32>
+  return %0 : tensor<1x0xf32>
+}
+func.func private @f_grad(tensor<1x784xf32>, tensor<784x0xf32>, tensor<1x0xf32>) -> (tensor<1x784xf32>, tensor<784x0xf32>)
+    attributes {dlvm.gradient = #dlvm.gradient<of @f wrt [0, 1] seedable>}
+"""
+    dx, dw = dlvm_mlir.compile(text, filename=FILE)["f_grad"](
+        np.ones((1, 784), np.float32), np.ones((784, 0), np.float32), np.ones((1, 0), np.float32))
+    np.testing.assert_array_equal(dx, np.zeros((1, 784), np.float32))
+    assert dw.shape == (784, 0)

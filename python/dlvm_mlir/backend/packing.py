@@ -61,8 +61,8 @@ class PackingPlan:
 def plan_packing(op: ir.Operation, nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -> PackingPlan | None:
     """A :class:`PackingPlan` if packing ``op``'s B operand pays off, else ``None``."""
     con = nest.contraction
-    if con is None or not nest.vectorizable or len(op.results) != 1:
-        return None
+    if con is None or not nest.vectorizable or len(op.results) != 1 or 0 in nest.ranges:
+        return None  # an empty loop (dlvm-fuzz seed 707: k = 0) has nothing to pack, and slices of it are invalid
     # several m dims (rows of a stacked x @ w, e.g. (batch, time, width)) are fine: only
     # B's n and k dims are rearranged
     if not con.m or len(con.n) != 1 or len(con.k) != 1:
