@@ -510,3 +510,26 @@ func.func private @f_grad(tensor<1x784xf32>, tensor<784x0xf32>, tensor<1x0xf32>)
         np.ones((1, 784), np.float32), np.ones((784, 0), np.float32), np.ones((1, 0), np.float32))
     np.testing.assert_array_equal(dx, np.zeros((1, 784), np.float32))
     assert dw.shape == (784, 0)
+
+
+def test_gradient_of_a_loop_that_does_not_run_with_a_negative_step():
+    """dlvm-fuzz seed 606 (miscompile): for i = 0 to n step -1 runs no iteration when n <= 0, but the
+    reverse sweep counted ceil((n - 0) / -1) iterations and read a tape that was never written."""
+    text = """
+func.func @power(%x: f32, %n: i32) -> f32 {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant -1 : i32
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%a = %x) -> (f32) : i32 {
+    %m = arith.mulf %a, %x : f32
+    scf.yield %m : f32
+  }
+  return %r : f32
+}
+func.func private @power_grad(f32, i32, f32) -> f32
+    attributes {dlvm.gradient = #dlvm.gradient<of @power wrt [0] seedable>}
+"""
+    grad = dlvm_mlir.compile(text, filename=FILE)["power_grad"]
+    for n in (0, -3):
+        assert grad(np.float32(1.5), np.int32(n), np.float32(-0.25)) == np.float32(-0.25)
+    differentiated = dlvm_mlir.compiler.lower(text, until="ad")
+    assert interpret(differentiated, "power_grad", np.float32(1.5), np.int32(-3), np.float32(-0.25)) == -0.25

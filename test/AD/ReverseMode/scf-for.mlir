@@ -64,18 +64,21 @@ func.func private @rnn_grad(tensor<1x4xf32>, tensor<4x4xf32>, tensor<1x4xf32>) -
 
 // -----
 
-// Dynamic trip count max(0, ceildiv(n - 0, 1)): a dynamically sized tape; the body uses the free value %x.
+// Dynamic trip count 0 < n ? max(0, ceildiv(n - 0, 1)) : 0: a dynamically sized tape; the body
+// uses the free value %x.
 // CHECK-LABEL: func.func @power_grad(
 // CHECK-SAME:    %[[ARG0:.*]]: f32, %[[ARG1:.*]]: i32, %[[ARG2:.*]]: f32) -> f32
 // CHECK:      %[[C0_I32:.*]] = arith.constant 0 : i32
 // CHECK:      %[[C1_I32:.*]] = arith.constant 1 : i32
 // CHECK:      %[[C1_I32_0:.*]] = arith.constant 1 : i32
+// CHECK:      %[[C0_I32_1:.*]] = arith.constant 0 : i32
 // CHECK:      %[[V0:.*]] = arith.subi %[[ARG1]], %[[C0_I32]] : i32
 // CHECK:      %[[V1:.*]] = arith.subi %[[C1_I32]], %[[C1_I32_0]] : i32
 // CHECK:      %[[V2:.*]] = arith.addi %[[V0]], %[[V1]] : i32
 // CHECK:      %[[V3:.*]] = arith.divsi %[[V2]], %[[C1_I32]] : i32
-// CHECK:      %[[C0_I32_1:.*]] = arith.constant 0 : i32
-// CHECK:      %[[V4:.*]] = arith.maxsi %[[V3]], %[[C0_I32_1]] : i32
+// CHECK:      %[[V4A:.*]] = arith.maxsi %[[V3]], %[[C0_I32_1]] : i32
+// CHECK:      %[[RUNS:.*]] = arith.cmpi slt, %[[C0_I32]], %[[ARG1]] : i32
+// CHECK:      %[[V4:.*]] = arith.select %[[RUNS]], %[[V4A]], %[[C0_I32_1]] : i32
 // CHECK:      %[[V5:.*]] = arith.index_cast %[[V4]] : i32 to index
 // CHECK:      %[[V6:.*]] = tensor.empty(%[[V5]]) : tensor<?xf32>
 // CHECK:      %[[V7:.*]]:2 = scf.for %[[ARG3:.*]] = %[[C0_I32]] to %[[ARG1]] step %[[C1_I32]] iter_args(%[[ARG4:.*]] = %[[ARG0]], %[[ARG5:.*]] = %[[V6]]) -> (f32, tensor<?xf32>)  : i32 {

@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass
 
 from mlir import ir
-from mlir.dialects import scf, tensor
+from mlir.dialects import arith, scf, tensor
 
 from dlvm_mlir.ad import vocab
 from dlvm_mlir.ad.cloning import Scope, terminator
@@ -122,12 +122,15 @@ def _trip_count(lb: ir.Value, ub: ir.Value, step: ir.Value) -> tuple[ir.Value, i
     bounds = [vocab.constant_int(v) for v in (lb, ub, step)]
     if None not in bounds:
         low, high, stride = bounds
-        n = max(0, -(-(high - low) // stride))
+        n = max(0, -(-(high - low) // stride)) if high > low else 0
         return vocab.index(n), n
-    one = vocab.int_const(lb.type, 1)
+    # no iteration unless lb < ub, whatever the step (dlvm-fuzz seed 606: with a negative step
+    # and ub < lb, ceil((ub - lb) / step) counted iterations that never ran)
+    one, zero = vocab.int_const(lb.type, 1), vocab.int_const(lb.type, 0)
     span = vocab.iadd(vocab.isub(ub, lb), vocab.isub(step, one))
-    n = vocab.imax(vocab.idiv(span, step), vocab.int_const(lb.type, 0))
-    return vocab.to_index(n), None
+    n = vocab.imax(vocab.idiv(span, step), zero)
+    runs = arith.CmpIOp(arith.CmpIPredicate.slt, lb, ub).result
+    return vocab.to_index(arith.SelectOp(runs, n, zero).result), None
 
 
 def _has_uses(value: ir.Value) -> bool:
