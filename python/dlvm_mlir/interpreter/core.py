@@ -715,11 +715,14 @@ class Interpreter:
     (float constants and inputs are converted to float64; casts between float
     types and bf16/f16 rounding become no-ops). ``externals`` maps the names
     of body-less functions to Python callables (numpy values in, a value or a
-    tuple out).
+    tuple out). ``uninitialized`` is what fresh buffers and ``tensor.empty`` hold before they
+    are written (reading it is undefined behaviour in compiled code; running twice with
+    different values tells a result that depends on it).
     """
 
     def __init__(self, module: ir.Module | ir.Operation | str, *, dtype: Any = None,
-                 externals: dict[str, Callable[..., Any]] | None = None):
+                 externals: dict[str, Callable[..., Any]] | None = None, uninitialized: int = 0):
+        self.uninitialized = uninitialized
         if dtype is None:
             self.f64 = False
         elif np.dtype(dtype) == np.float64:

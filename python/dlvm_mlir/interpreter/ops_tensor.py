@@ -48,9 +48,14 @@ def _drop_unit_dims(sizes: list[int], target: tuple[int, ...]) -> tuple[int, ...
 # --------------------------------------------------------------------------
 
 
+def _uninitialized(frame, shape, dtype) -> np.ndarray:
+    """A fresh buffer: the interpreter's stand-in for memory nothing has written yet."""
+    return np.full(shape, frame.interp.uninitialized, dtype=dtype)
+
+
 @op("tensor.empty")
 def _empty(frame, node, args):
-    return np.zeros(_result_shape(node, args), dtype=node.result_elem().dtype)
+    return _uninitialized(frame, _result_shape(node, args), node.result_elem().dtype)
 
 
 @op("tensor.extract")
@@ -201,7 +206,7 @@ def _region_uses_block_args(node) -> bool:
 @op("memref.alloc", "memref.alloca")
 def _alloc(frame, node, args):
     dyn = node.split_operands(args)[0] if node.has_attr("operandSegmentSizes") else args
-    return np.zeros(_result_shape(node, dyn), dtype=node.result_elem().dtype)
+    return _uninitialized(frame, _result_shape(node, dyn), node.result_elem().dtype)
 
 
 @op("memref.dealloc")
@@ -244,7 +249,7 @@ def _alloc_tensor(frame, node, args):
     dyn, copy, *_ = node.split_operands(args) + [[]]
     if copy:
         return np.array(copy[0], copy=True)
-    return np.zeros(_result_shape(node, dyn), dtype=node.result_elem().dtype)
+    return _uninitialized(frame, _result_shape(node, dyn), node.result_elem().dtype)
 
 
 @op("bufferization.materialize_in_destination")
