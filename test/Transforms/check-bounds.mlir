@@ -3,7 +3,7 @@
 // and the access is skipped (an extract yields 0, an insert keeps the tensor).
 // RUN: dlvm-opt %s --dlvm-check-bounds | FileCheck %s
 
-// CHECK: module attributes {dlvm.bounds_checks = ["'tensor.extract' at {{.*}}check-bounds.mlir:[[@LINE+16]]:8", "'tensor.insert' at {{.*}}check-bounds.mlir:[[@LINE+33]]:10", "'tensor.extract' at {{.*}}check-bounds.mlir:[[@LINE+54]]:8"]}
+// CHECK: module attributes {dlvm.bounds_checks = ["'tensor.extract' at {{.*}}check-bounds.mlir:[[@LINE+16]]:8", "'tensor.insert' at {{.*}}check-bounds.mlir:[[@LINE+33]]:10", "'tensor.extract' at {{.*}}check-bounds.mlir:[[@LINE+54]]:8", "'tensor.extract_slice' at {{.*}}check-bounds.mlir:{{[0-9]+}}:8"]}
 // CHECK: memref.global @_mlir___dlvm_bounds_error : memref<i64> = dense<0>
 
 // CHECK-LABEL: func.func @extract
@@ -59,4 +59,19 @@ func.func @constant_out_of_range(%t: tensor<10xf32>) -> f32 {
   %big = arith.constant 4294967296 : index
   %v = tensor.extract %t[%big] : tensor<10xf32>
   return %v : f32
+}
+
+// A slice at a run-time offset with a negative stride: its first and last index
+// along each dimension are checked (offset and offset + (size - 1) * stride).
+// CHECK-LABEL: func.func @backwards
+// CHECK: %[[LAST:.*]] = arith.addi
+// CHECK: arith.cmpi ult, %[[LAST]]
+// CHECK: scf.if %{{.*}} -> (tensor<3xi1>) {
+// CHECK-NEXT: tensor.extract_slice %{{.*}}[%{{.*}}, 0] [1, 3] [1, -1]
+// CHECK: } else {
+// CHECK: memref.store
+// CHECK: tensor.empty() : tensor<3xi1>
+func.func @backwards(%t: tensor<4x3xi1>, %i: index) -> tensor<3xi1> {
+  %s = tensor.extract_slice %t[%i, 0] [1, 3] [1, -1] : tensor<4x3xi1> to tensor<3xi1>
+  return %s : tensor<3xi1>
 }

@@ -533,3 +533,34 @@ func.func private @power_grad(f32, i32, f32) -> f32
         assert grad(np.float32(1.5), np.int32(n), np.float32(-0.25)) == np.float32(-0.25)
     differentiated = dlvm_mlir.compiler.lower(text, until="ad")
     assert interpret(differentiated, "power_grad", np.float32(1.5), np.int32(-3), np.float32(-0.25)) == -0.25
+
+
+def test_slices_at_run_time_offsets_are_bounds_checked():
+    """dlvm-fuzz seed 707 (crash): tensor.extract_slice with a stride of -1 from offset 0 read
+    before the tensor (SIGSEGV); with bounds checks, slices are guarded as extract/insert are."""
+    text = """
+func.func @rows(%t: tensor<8x5xf32>, %i: index, %s: index) -> tensor<3x5xf32> {
+  %r = tensor.extract_slice %t[%i, 0] [3, 5] [%s, 1] : tensor<8x5xf32> to tensor<3x5xf32>
+  return %r : tensor<3x5xf32>
+}
+func.func @put(%t: tensor<8x5xf32>, %u: tensor<2x5xf32>, %i: index) -> tensor<8x5xf32> {
+  %r = tensor.insert_slice %u into %t[%i, 0] [2, 5] [2, 1] : tensor<2x5xf32> into tensor<8x5xf32>
+  return %r : tensor<8x5xf32>
+}
+func.func @backwards(%t: tensor<4x3xi1>, %i: index) -> tensor<3xi1> {
+  %s = tensor.extract_slice %t[%i, 0] [1, 3] [1, -1] : tensor<4x3xi1> to tensor<3xi1>
+  return %s : tensor<3xi1>
+}
+"""
+    exe = dlvm_mlir.compile(text, filename=FILE, check_bounds=True)
+    t = np.arange(40, dtype=np.float32).reshape(8, 5)
+    np.testing.assert_array_equal(exe["rows"](t, np.int64(2), np.int64(2)), t[2:7:2])
+    np.testing.assert_array_equal(exe["rows"](t, np.int64(4), np.int64(-2)), t[4::-2])  # 4, 2, 0
+    put = t.copy()
+    put[5:8:2] = 1.0
+    np.testing.assert_array_equal(exe["put"](t, np.ones((2, 5), np.float32), np.int64(5)), put)
+    for call in (lambda: exe["rows"](t, np.int64(6), np.int64(1)), lambda: exe["rows"](t, np.int64(2), np.int64(-2)),
+                 lambda: exe["put"](t, np.ones((2, 5), np.float32), np.int64(7)),
+                 lambda: exe["backwards"](np.ones((4, 3), bool), np.int64(1))):
+        with pytest.raises(DLVMError, match=f"index out of bounds in 'tensor.(extract|insert)_slice' at {FILE}:"):
+            call()

@@ -2,10 +2,14 @@
 
 ``tensor.extract`` and ``tensor.insert`` whose indices are not constants
 within the tensor's static shape (function arguments, loop counters, values
-read from tensors, constants out of range) are wrapped
-in a check: when every index is within its dimension the access runs as
-before; otherwise it is skipped (an extract yields zero, an insert leaves
-the tensor unchanged) and the check's number is stored in the module's
+read from tensors, constants out of range), and ``tensor.extract_slice`` /
+``insert_slice`` whose windows are not statically inside the tensor (a
+run-time offset, size or stride; a negative stride), are wrapped
+in a check: when every index (for a slice: the first and the last along each
+dimension) is within its dimension the access runs as
+before; otherwise it is skipped (an extract yields zero, a slice an
+uninitialized tensor, an insert leaves the tensor unchanged) and the check's
+number is stored in the module's
 global ``@__dlvm_bounds_error``. Compiled code never touches memory out of
 bounds; the caller (``CpuExecutable``) reads the global after each call and
 raises an ``ExecutionError`` naming the op and its source location, listed
@@ -30,6 +34,8 @@ from dlvm_mlir.passes import ModulePass, register_pass
 
 __all__ = ["CheckBounds"]
 _ACCESSES = ("tensor.extract", "tensor.insert")
+_SLICES = ("tensor.extract_slice", "tensor.insert_slice")
+_DYNAMIC = -(2**63)  # ShapedType::kDynamic in static_offsets / sizes / strides
 
 
 def _constant(value: ir.Value) -> int | None:
@@ -57,6 +63,52 @@ def _inside_linalg(op: ir.Operation) -> bool:
     return False
 
 
+class _Window:
+    """The offsets, sizes and strides of a tensor.extract_slice / insert_slice, each an int
+    (static) or an ir.Value (dynamic), and the tensor they index."""
+
+    def __init__(self, op: ir.Operation):
+        operands = list(op.operands)
+        self.source = operands[0] if op.name == "tensor.extract_slice" else operands[1]
+        dynamic = iter(operands[1:] if op.name == "tensor.extract_slice" else operands[2:])
+        self.parts = []
+        for name in ("static_offsets", "static_sizes", "static_strides"):
+            values = ir.DenseI64ArrayAttr(op.attributes[name])
+            self.parts.append([next(dynamic) if v == _DYNAMIC else v for v in values])
+
+    def statically_in_bounds(self) -> bool:
+        shape = ir.RankedTensorType(self.source.type).shape
+        for extent, offset, size, stride in zip(shape, *self.parts):
+            if not all(isinstance(v, int) for v in (offset, size, stride)) or extent < 0:
+                return False
+            if size and not (0 <= offset < extent and 0 <= offset + (size - 1) * stride < extent):
+                return False
+            if not size and not 0 <= offset <= extent:
+                return False
+        return True
+
+    def in_bounds(self) -> ir.Value:
+        """First and last index of every non-empty dimension inside the tensor, as one i1
+        (the slice is contiguous between them for any stride sign)."""
+        index = ir.IndexType.get()
+
+        def value(v: int | ir.Value) -> ir.Value:
+            return arith.constant(index, v) if isinstance(v, int) else v
+
+        ok = arith.constant(ir.IntegerType.get_signless(1), 1)
+        shape = ir.RankedTensorType(self.source.type).shape
+        for d, (offset, size, stride) in enumerate(zip(*self.parts)):
+            extent = value(shape[d]) if shape[d] >= 0 else tensor.dim(self.source, arith.constant(index, d))
+            off, n, step = value(offset), value(size), value(stride)
+            last = arith.addi(off, arith.muli(arith.subi(n, arith.constant(index, 1)), step))
+            inside = arith.andi(arith.cmpi(arith.CmpIPredicate.ult, off, extent),
+                                arith.cmpi(arith.CmpIPredicate.ult, last, extent))
+            empty = arith.cmpi(arith.CmpIPredicate.eq, n, arith.constant(index, 0))
+            # an empty slice may start at the end
+            ok = arith.andi(ok, arith.ori(inside, arith.andi(empty, arith.cmpi(arith.CmpIPredicate.ule, off, extent))))
+        return ok
+
+
 def _accesses(module: ir.Operation) -> list[ir.Operation]:
     found: list[ir.Operation] = []
 
@@ -66,6 +118,8 @@ def _accesses(module: ir.Operation) -> list[ir.Operation]:
             source, indices = (operands[0], operands[1:]) if op.name == "tensor.extract" else (operands[1], operands[2:])
             if not _statically_in_bounds(source, indices):
                 found.append(op)
+        elif op.name in _SLICES and not _inside_linalg(op) and not _Window(op).statically_in_bounds():
+            found.append(op)
         return ir.WalkResult.ADVANCE
 
     module.walk(visit, ir.WalkOrder.PRE_ORDER)
@@ -103,16 +157,21 @@ def _zero(element: ir.Type) -> ir.Value:
 def _guard(op: ir.Operation, check: int) -> None:
     """Wrap ``op`` in ``scf.if`` on its indices being in bounds."""
     operands = list(op.operands)
-    if op.name == "tensor.extract":
-        source, indices, fallback = operands[0], operands[1:], None
-    else:
-        source, indices, fallback = operands[1], operands[2:], operands[1]
     with ir.InsertionPoint(op), op.location:
-        ok = _in_bounds(source, indices)
         result_type = op.results[0].type
+        if op.name == "tensor.extract":
+            ok, fallback = _in_bounds(operands[0], operands[1:]), None
+        elif op.name == "tensor.insert":
+            ok, fallback = _in_bounds(operands[1], operands[2:]), operands[1]
+        else:
+            window = _Window(op)
+            ok = window.in_bounds()
+            fallback = operands[1] if op.name == "tensor.insert_slice" else None
         branch = scf.IfOp(ok, [result_type], has_else=True)
         with ir.InsertionPoint(branch.else_block):
             _record(check)
+            if fallback is None and op.name == "tensor.extract_slice":
+                fallback = _empty_like(ir.RankedTensorType(result_type), window)
             scf.YieldOp([fallback if fallback is not None else _zero(result_type)])
         with ir.InsertionPoint(branch.then_block):
             yield_op = scf.YieldOp([op.results[0]])
@@ -120,10 +179,20 @@ def _guard(op: ir.Operation, check: int) -> None:
         op.move_before(yield_op)
 
 
+def _empty_like(result: ir.RankedTensorType, window: _Window) -> ir.Value:
+    """A tensor.empty of a slice's result type, standing for the slice that was not read: a
+    dynamic result dimension takes the next dynamic size of the slice (the dimensions a
+    rank-reducing slice drops are static ones)."""
+    dynamic = iter(s for s in window.parts[1] if not isinstance(s, int))
+    sizes = [next(dynamic) if d < 0 else d for d in result.shape]
+    return tensor.EmptyOp(sizes, result.element_type).result
+
+
 @register_pass
 class CheckBounds(ModulePass):
     name = "dlvm-check-bounds"
-    summary = "Guard tensor.extract/insert at run-time indices; an out-of-range index is reported, never accessed"
+    summary = ("Guard tensor.extract/insert and slices at run-time indices; an out-of-range index is reported, "
+               "never accessed")
 
     def run(self, module: ir.Operation) -> None:
         accesses = _accesses(module)
