@@ -218,6 +218,13 @@ def test_compare_ignores_overflow_at_the_edge_of_the_range():
     assert compare_results("f", compiled, reference, exact, [reference], "tensor<2xf32>", rng) is None
     early = np.array([1.0e37, 1.0], np.float32)
     assert compare_results("f", compiled, early, lambda a: early.astype(np.float64), [early], "tensor<2xf32>", rng)
+    # the exact value is beyond f32 (seed 707): an infinity of its sign is right, whatever the
+    # interpreter's float32 evaluation gave; the wrong sign is not
+    beyond = lambda args: np.array([7.8e53, 1.0])  # noqa: E731
+    cancelled = np.array([0.0, 1.0], np.float32)
+    assert compare_results("f", compiled, cancelled, beyond, [cancelled], "tensor<2xf32>", rng) is None
+    negative = np.array([-np.inf, 1.0], np.float32)
+    assert compare_results("f", negative, cancelled, beyond, [cancelled], "tensor<2xf32>", rng)
 
 
 def test_tolerance_follows_the_least_precise_type():

@@ -344,6 +344,12 @@ def compare_results(
                 # narrower type (1e30 * 1e30 in f32) meets the infinity as inf - inf
                 with np.errstate(all="ignore"):
                     mask &= ~(np.isnan(g.astype(np.float64)) & np.isinf(exact[i].astype(np.float64)))
+                    # an exact result beyond the narrower type's range: an infinity of its
+                    # sign is the correctly rounded value (seed 707: 7.8e53 in f32; the
+                    # interpreter's f32 intermediates cancelled to 0 on another order)
+                    e64 = exact[i].astype(np.float64)
+                    beyond = np.abs(e64) > float(np.finfo(g.dtype).max)
+                    mask &= ~(beyond & np.isinf(g.astype(np.float64)) & (np.sign(g.astype(np.float64)) == np.sign(e64)))
             extra = 32 * spreads[i]
             if g.dtype.kind == "f" and w.dtype.kind == "f" and w.dtype != np.float64:
                 # rounding of an ill-conditioned result (a long sum that cancels): the
