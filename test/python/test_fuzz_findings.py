@@ -564,3 +564,21 @@ func.func @backwards(%t: tensor<4x3xi1>, %i: index) -> tensor<3xi1> {
                  lambda: exe["backwards"](np.ones((4, 3), bool), np.int64(1))):
         with pytest.raises(DLVMError, match=f"index out of bounds in 'tensor.(extract|insert)_slice' at {FILE}:"):
             call()
+
+
+def test_interpreter_reports_an_index_out_of_range_as_the_programs_error():
+    """dlvm-fuzz seed 707: the interpreter let numpy raise IndexError (read as a bug in the
+    interpreter) and wrapped negative indices around, where compiled code with bounds checks raises."""
+    text = """
+func.func @extract(%t: tensor<1x3xi8>, %i: index) -> i8 {
+  %c1 = arith.constant 1 : index
+  %e = tensor.extract %t[%i, %c1] : tensor<1x3xi8>
+  return %e : i8
+}
+"""
+    t = np.arange(3, dtype=np.int8).reshape(1, 3)
+    assert interpret(text, "extract", t, np.int64(0)) == 1
+    for i in (1, -1):
+        with pytest.raises(DLVMError, match=f"index {i} is out of bounds for dimension 0 of size 1") as info:
+            interpret(text, "extract", t, np.int64(i))
+        assert info.value.__cause__ is None or not isinstance(info.value.__cause__, IndexError)

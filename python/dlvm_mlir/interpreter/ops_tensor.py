@@ -25,8 +25,15 @@ def _result_shape(node, dynamic, i: int = 0) -> tuple[int, ...]:
     return tuple(int(next(it)) if d < 0 else d for d in node.result_shape(i))
 
 
-def _index(indices) -> tuple[int, ...]:
-    return tuple(int(i) for i in indices)
+def _index(indices, shape: tuple[int, ...] | None = None) -> tuple[int, ...]:
+    """The indices as ints; with ``shape``, each checked to be inside its dimension (an index
+    out of range is the program's error, reported as such; numpy would wrap a negative one)."""
+    index = tuple(int(i) for i in indices)
+    if shape is not None:
+        for d, (i, n) in enumerate(zip(index, shape)):
+            if not 0 <= i < n:
+                raise InterpreterError(f"index {i} is out of bounds for dimension {d} of size {n}")
+    return index
 
 
 def _drop_unit_dims(sizes: list[int], target: tuple[int, ...]) -> tuple[int, ...]:
@@ -61,14 +68,14 @@ def _empty(frame, node, args):
 @op("tensor.extract")
 def _extract(frame, node, args):
     x, *idx = args
-    return x[_index(idx)]
+    return x[_index(idx, x.shape)]
 
 
 @op("tensor.insert")
 def _insert(frame, node, args):
     v, dest, *idx = args
     out = np.array(dest, copy=True)
-    out[_index(idx)] = v
+    out[_index(idx, out.shape)] = v
     return out
 
 
@@ -217,13 +224,13 @@ def _dealloc(frame, node, args):
 @op("memref.load")
 def _load(frame, node, args):
     m, *idx = args
-    return m[_index(idx)]
+    return m[_index(idx, m.shape)]
 
 
 @op("memref.store")
 def _store(frame, node, args):
     v, m, *idx = args
-    m[_index(idx)] = v
+    m[_index(idx, m.shape)] = v
 
 
 @op("memref.copy")
