@@ -225,6 +225,10 @@ def test_compare_ignores_overflow_at_the_edge_of_the_range():
     assert compare_results("f", compiled, cancelled, beyond, [cancelled], "tensor<2xf32>", rng) is None
     negative = np.array([-np.inf, 1.0], np.float32)
     assert compare_results("f", negative, cancelled, beyond, [cancelled], "tensor<2xf32>", rng)
+    # f32 intermediates overflowed on both sides (seed 808): inf against NaN, float64 finite
+    nan = np.array([np.nan, 1.0], np.float32)
+    assert compare_results("f", compiled, nan, lambda a: np.array([0.0, 1.0]), [nan], "tensor<2xf32>", rng) is None
+    assert compare_results("f", compiled, early, lambda a: np.array([0.0, 1.0]), [early], "tensor<2xf32>", rng)
 
 
 def test_tolerance_follows_the_least_precise_type():
