@@ -744,6 +744,17 @@ def window_padding(n: int, w: int, s: int, padding: int) -> tuple[int, int, int]
     raise InterpreterError(f"unknown padding {padding}")
 
 
+def dilated_size(n: int, dilation: int) -> int:
+    """``n`` elements with ``dilation - 1`` holes between neighbours."""
+    return (n - 1) * dilation + 1 if n else 0
+
+
+def window_padded_extent(n: int, w: int, s: int, geometry: tuple[int, int, int, int, int]) -> int:
+    """The padded (and base-dilated) extent one dimension of a ``reduce_window`` reads."""
+    lo, hi, out, wd, bd = geometry
+    return max(lo + dilated_size(n, bd) + hi, (out - 1) * s + dilated_size(w, wd))
+
+
 def window_geometry(shape, window, strides, padding, low=None, high=None, window_dilation=None,
                     base_dilation=None) -> list[tuple[int, int, int, int, int]]:
     """Per dimension of a ``reduce_window``: (low, high, output size, window dilation, base dilation)."""
@@ -752,7 +763,7 @@ def window_geometry(shape, window, strides, padding, low=None, high=None, window
     bd = base_dilation or (1,) * rank
     geometry = []
     for d, (n, w, s) in enumerate(zip(shape, window, strides)):
-        dilated, reach = (n - 1) * bd[d] + 1 if n else 0, (w - 1) * wd[d] + 1
+        dilated, reach = dilated_size(n, bd[d]), dilated_size(w, wd[d])
         if low is not None:
             lo, hi = low[d], high[d]
             if dilated + lo + hi < reach:
@@ -767,7 +778,7 @@ def window_geometry(shape, window, strides, padding, low=None, high=None, window
 def window_counts(n: int, w: int, s: int, geometry: tuple[int, int, int, int, int]):
     """How many operand elements each window reads along one dimension (the divisor of ``mean``)."""
     lo, _, out, wd, bd = geometry
-    dilated = (n - 1) * bd + 1 if n else 0
+    dilated = dilated_size(n, bd)
     p = np.arange(out)[:, None] * s + np.arange(w)[None, :] * wd - lo
     return np.sum((p >= 0) & (p < dilated) & (p % bd == 0), axis=1)
 
@@ -780,11 +791,10 @@ def reduce_window(x, kind: int, window, strides, padding: int, **explicit):
     if any(out <= 0 for _, _, out, _, _ in geometry):  # no window at all (a zero-size input): nothing to reduce
         return np.empty(tuple(max(g[2], 0) for g in geometry), x.dtype)
     ident = identity(kind, x.dtype)
-    padded_shape = [max(lo + ((n - 1) * bd + 1 if n else 0) + hi, (out - 1) * s + (w - 1) * wd + 1)
-                    for n, w, s, (lo, hi, out, wd, bd) in zip(x.shape, window, strides, geometry)]
+    padded_shape = [window_padded_extent(n, w, s, g) for n, w, s, g in zip(x.shape, window, strides, geometry)]
     xp = np.full(padded_shape, ident, dtype=x.dtype)
-    xp[tuple(builtins.slice(lo, lo + (n - 1) * bd + 1, bd) for n, (lo, _, _, _, bd) in zip(x.shape, geometry))] = x
-    reach = tuple((w - 1) * g[3] + 1 for w, g in zip(window, geometry))
+    xp[tuple(builtins.slice(lo, lo + dilated_size(n, bd), bd) for n, (lo, _, _, _, bd) in zip(x.shape, geometry))] = x
+    reach = tuple(dilated_size(w, g[3]) for w, g in zip(window, geometry))
     views = sliding_window_view(xp, reach)
     views = views[tuple(builtins.slice(0, (out - 1) * s + 1, s) for (_, _, out, _, _), s in zip(geometry, strides))]
     views = views[(Ellipsis, *(builtins.slice(None, None, g[3]) for g in geometry))]
@@ -999,5 +1009,5 @@ def _readonly(a):
 
 __all__ = [
     "WINDOW_OPTIONS", "cast_array", "convolve", "from_bits", "reduce_window", "strided_slice", "to_bits",
-    "window_counts", "window_geometry", "window_padding",
+    "dilated_size", "window_counts", "window_geometry", "window_padded_extent", "window_padding",
 ]

@@ -165,14 +165,15 @@ class StagedFunction(ABC):
     variadic = False
     """Whether calls may pass more arguments than ``annotations()`` lists (``*args``)."""
 
-    def _check_count(self, given: int) -> None:
+    def _check_count(self, given: int, names: str = "") -> None:
+        """``given`` arguments are as many as the parameters (at least, with ``*args``)."""
         annotations = self.annotations()
         if annotations is None:
             return
-        if self.variadic and given < len(annotations):
-            raise ArityError(f"'{self.name}' takes at least {len(annotations)} arguments, got {given}")
-        if not self.variadic and given != len(annotations):
-            raise ArityError(f"'{self.name}' takes {len(annotations)} arguments, got {given}")
+        if given < len(annotations) or (given > len(annotations) and not self.variadic):
+            at_least = "at least " if self.variadic else ""
+            listed = f" ({names})" if names else ""
+            raise ArityError(f"'{self.name}' takes {at_least}{len(annotations)} arguments{listed}, got {given}")
 
     def _emit_entry(self, builder: ModuleBuilder, args: tuple[Spec, ...]) -> Emitted:
         """The public function a Specialization runs."""
@@ -316,13 +317,9 @@ class Function(StagedFunction):
         return len(args) if self.variadic else len(self._annotations)
 
     def _check(self, args: tuple[Spec, ...]) -> None:
-        if len(args) < len(self._annotations) or (len(args) > len(self._annotations) and not self.variadic):
-            names = ", ".join(("*" if p.kind == p.VAR_POSITIONAL else "") + p.name
-                              for p in self._signature.parameters.values())
-            at_least = "at least " if self.variadic else ""
-            raise ArityError(
-                f"'{self.name}' takes {at_least}{len(self._annotations)} arguments ({names}), got {len(args)}"
-            )
+        params = self._signature.parameters.values()
+        names = ", ".join(("*" if p.kind == p.VAR_POSITIONAL else "") + p.name for p in params)
+        self._check_count(len(args), names)
         bindings: dict[str, int] = {}
         for param, annotation, actual in zip(self._signature.parameters, self._annotations, args):
             if annotation is not None:

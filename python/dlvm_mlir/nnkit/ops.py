@@ -886,17 +886,14 @@ def _boolean_masks(x: Tensor, index: Any, what: str) -> Any:
                 raise ShapeError(
                     f"{what}: a boolean mask of shape {item.shape} for dimensions of sizes {covered}"
                 )
-            out.extend(np.nonzero(item))
+            out.extend(positions.astype(np.int32) for positions in np.nonzero(item))
             dim += item.ndim
             changed = True
             continue
         out.append(item)
         if item is not None and item is not Ellipsis:
             dim += 1
-    if not changed:
-        return index
-    return tuple(np.asarray(i, np.int32) if isinstance(i, np.ndarray) and i.dtype != np.bool_ and i.dtype.kind == "i"
-                 else i for i in out)
+    return tuple(out) if changed else index
 
 
 def getitem(x: Tensor, index: Any) -> Tensor:

@@ -46,7 +46,7 @@ from dlvm_mlir.ad.vocab import (
     trigamma,
 )
 from dlvm_mlir.dialects import dlvm
-from dlvm_mlir.interpreter.ops_dlvm import WINDOW_OPTIONS, window_counts, window_geometry
+from dlvm_mlir.interpreter.ops_dlvm import WINDOW_OPTIONS, window_counts, window_geometry, window_padded_extent
 
 inactive(
     [
@@ -865,11 +865,8 @@ class _Windows:
         self.low = [g[0] for g in self.geometry]
         self.dilation = [g[3] for g in self.geometry]
         self.base = [g[4] for g in self.geometry]
-        self.padded = [
-            max(lo + ((n - 1) * b + 1 if n else 0), (o - 1) * s + (w - 1) * wd + 1)
-            for n, lo, b, o, s, w, wd in zip(self.input, self.low, self.base, self.output, self.strides,
-                                              self.window, self.dilation)
-        ]
+        dims = zip(self.input, self.window, self.strides, self.geometry)
+        self.padded = [window_padded_extent(*d) for d in dims]
         self.offsets = list(itertools.product(*(range(w) for w in self.window)))
 
     @property
