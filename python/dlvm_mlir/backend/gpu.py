@@ -50,6 +50,7 @@ without needing a GPU.
 from __future__ import annotations
 
 import ctypes
+import platform
 import os
 import shutil
 import subprocess
@@ -106,6 +107,11 @@ __all__ = [
     "lower_to_gpu",
     "require_cuda",
 ]
+
+
+#: LLVM CPU of the host code of CUDA artifacts: on x86-64 any CPU with SSE4.2/POPCNT,
+#: elsewhere this machine's
+HOST_CPU = "x86-64-v2" if platform.machine() in ("x86_64", "AMD64") else ""
 
 
 class CudaUnavailableError(ExecutionError):
@@ -803,8 +809,11 @@ def build_cuda_object(
     the object loads the kernels (a global constructor). Needs no GPU."""
     info = ArtifactInfo(target="cuda", signatures=tuple(result.signatures), threads=1)
     start = time.perf_counter()
+    # The host code only copies and launches: compiled for any x86-64 CPU, so a
+    # CUDA artifact built on one machine runs on the GPU machine (and the cache
+    # key need not name this machine's CPU).
     write_artifact(
-        result.module, info, path, emit, CodegenOptions(opt_level=options.opt_level),
+        result.module, info, path, emit, CodegenOptions(opt_level=options.opt_level, cpu=HOST_CPU),
         libraries=[runtime_library(), cuda_runtime_library()],
     )
     result.stage_seconds["llvm"] = time.perf_counter() - start
