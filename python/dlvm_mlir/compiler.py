@@ -37,6 +37,7 @@ from mlir import ir
 from . import crash_guard
 from .cache import MemoryCache, cache_key, cache_stats, disk_cache
 from .errors import CompileError, DLVMError
+from .prevalidate import parse_alone
 from .passes import pass_text, run_pipeline
 from .tools.source import parse_module
 
@@ -189,10 +190,6 @@ def _run_stages(
     return module
 
 
-def _parse_only(text: str) -> None:
-    ir.Module.parse(text, ir.Context())
-
-
 def run_guarded(work: Callable[[], Any], text: str, options: CompileOptions, filename: str) -> Any:
     """``work()`` in the compiler process (:mod:`dlvm_mlir.crash_guard`)."""
     reproduce = (
@@ -202,7 +199,7 @@ def run_guarded(work: Callable[[], Any], text: str, options: CompileOptions, fil
         f"entry_points={options.entry_points!r})"
     )
     return crash_guard.isolated(
-        work, source=text, filename=filename, reproduce=reproduce, parse=_parse_only, timeout=_env_timeout(),
+        work, source=text, filename=filename, reproduce=reproduce, parse=parse_alone, timeout=_env_timeout(),
     )
 
 

@@ -336,11 +336,10 @@ func.func @calls_external(%x: tensor<i8>) -> tensor<i8> {
     assert f"{FILE}:2:1: error: @fabs is declared without a body on tensor<i8>" in message
 
 
-def test_pad_past_int64_is_an_internal_compiler_error_not_an_abort():
-    # seed 202: tensor.pad's verifier builds a result type with an overflowing size; the
-    # upstream assertion is reached after parsing (it cannot be prevented from outside the
-    # verifier), so it is reported as a located internal compiler error and the caller lives
-    from dlvm_mlir.errors import InternalCompilerError
+def test_pad_past_int64_is_a_located_parse_error_not_an_abort():
+    # seed 202: tensor.pad's verifier builds a result type with an overflowing size and
+    # asserts upstream; the text is rejected before MLIR parses it (dlvm_mlir.prevalidate)
+    from dlvm_mlir.errors import ParseError
 
     text = """func.func @f(%x: tensor<4xf32>) -> tensor<6xf32> {
   %p = tensor.pad %x low[1] high[9223372036854775807] {
@@ -351,9 +350,10 @@ def test_pad_past_int64_is_an_internal_compiler_error_not_an_abort():
   return %p : tensor<6xf32>
 }
 """
-    with pytest.raises(InternalCompilerError) as info:
+    with pytest.raises(ParseError) as info:
         dlvm_mlir.compile(text, filename=FILE)
-    assert info.value.stage == "parse" and str(info.value).startswith(f"{FILE}:1:1: error: internal compiler error")
+    assert str(info.value.diagnostics[0]) == (
+        f"{FILE}:2:8: error: 'tensor.pad' static padding 9223372036854775807 is out of range [0, 2^40)")
     assert dlvm_mlir.compile("func.func @f(%x: f32) -> f32 {\n  return %x : f32\n}\n")["f"](np.float32(2)) == 2
 
 

@@ -849,12 +849,13 @@ _SHARED_CONTEXT: list[ir.Context] = []
 def _parse(text: str) -> ir.Module:
     """Parses IR text in a context shared by all text inputs (creating one costs ~15 ms)."""
     from .. import make_context
-    from ..errors import Diagnostic, ParseError
+    from ..errors import ParseError
+    from ..tools.source import parse_module
 
     if not _SHARED_CONTEXT:
         _SHARED_CONTEXT.append(make_context())
     ctx = _SHARED_CONTEXT[0]
     try:
-        return ir.Module.parse(text, ctx)
-    except ir.MLIRError as e:
-        raise ParseError("cannot parse the module", [Diagnostic.from_mlir(d) for d in e.error_diagnostics]) from e
+        return parse_module(text, ctx)
+    except ParseError as e:
+        raise ParseError("cannot parse the module", e.diagnostics) from None

@@ -35,6 +35,7 @@ from dlvm_mlir.errors import (
     PipelineError,
 )
 from dlvm_mlir.passes import Pipeline, is_upstream_pass, registry
+from dlvm_mlir.prevalidate import parse_alone
 from dlvm_mlir.passes.options import Option
 from dlvm_mlir.tools.diagnostics import DiagnosticPrinter, DiagnosticVerifier
 from dlvm_mlir.tools.source import (
@@ -320,7 +321,7 @@ class Driver:
                 work,
                 source=chunk.text,
                 filename=chunk.name,
-                parse=lambda text: ir.Module.parse(text, ir.Context()),
+                parse=parse_alone,
                 reproduce="reproduce with: " + shlex.join([PROG, *self.config.argv, "<this file>"]),
             )
             self.printer.stream.write(printed)

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from dlvm_mlir.errors import Diagnostic, ParseError
+from dlvm_mlir.errors import Diagnostic, ParseError, SourceLocation
+from dlvm_mlir.prevalidate import PrevalidationError, parse_text
 
 __all__ = [
     "ANONYMOUS_BUFFER",
@@ -71,7 +72,14 @@ def parse_module(
     handlers (``context.emit_error_diagnostics``).
     """
     try:
-        module = ir.Module.parse(text, context)
+        module = parse_text(text, context)
+    except PrevalidationError as err:
+        diagnostics = [Diagnostic("error", p.message, SourceLocation(filename, p.line, p.column)) for p in err.problems]
+        if context.emit_error_diagnostics:
+            for p in err.problems:
+                ir.Location.file(filename, p.line, p.column, context=context).emit_error(p.message)
+            diagnostics = []
+        raise ParseError(f"cannot parse {filename}", diagnostics) from None
     except ir.MLIRError as err:
         rename = {ANONYMOUS_BUFFER: filename}
         diagnostics = [

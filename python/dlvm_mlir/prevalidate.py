@@ -1,0 +1,149 @@
+"""Checks of IR text before MLIR parses it: the inputs whose upstream parser or
+verifier fails an assertion instead of reporting an error.
+
+The MLIR wheels are built with assertions on, so such an input would abort the
+process (the crash guard turns that into an internal compiler error, see
+:mod:`dlvm_mlir.crash_guard`; this module makes it a plain located error).
+Each rule names the upstream failure it prevents; found by ``dlvm-fuzz``
+(docs/fuzzing.md):
+
+- ``tensor|memref.collapse_shape|expand_shape`` with a negative or huge
+  reassociation index: ``AffineMap::get`` asserts ``willBeValidAffineMap``
+  (the verifier reports a small out-of-range index properly);
+- ``tensor.pad`` with a negative or huge static padding amount: the result
+  type built from the sum of the sizes fails ``RankedTensorType``'s
+  verification inside ``StorageUserBase::get``.
+
+Both the custom syntax (``[[0, 1]]``, ``low[1, 2] high[...]``) and the generic
+form's attributes (``reassociation = [[...]]``, ``static_low = array<i64: ...>``)
+are checked. Comments are skipped; text inside string attributes is not
+distinguished (a false alarm there would be a located error, never a crash).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import re
+from dataclasses import dataclass
+
+from mlir import ir
+
+__all__ = ["TEST_ASSERT_ENV", "PrevalidationError", "Problem", "parse_alone", "parse_text", "problems"]
+
+#: Largest static size component accepted where the upstream code asserts on overflow.
+LIMIT = 1 << 40
+#: ``ShapedType::kDynamic``: a dynamic entry of ``static_low`` / ``static_high``.
+DYNAMIC = -(1 << 63)
+#: Reassociation indices index the dimensions of a tensor: far below this.
+MAX_RANK = 1 << 16
+
+TEST_ASSERT_ENV = "DLVM_MLIR_TEST_ASSERT_ON"
+"""Tests of the crash guard: parsing a text that contains this variable's value
+outside comments fails an assertion in the parsing process, as an upstream assertion would (the
+inputs known to reach one are rejected here before MLIR sees them)."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    line: int
+    column: int
+    message: str
+
+
+_RESHAPE = re.compile(r"\b(tensor|memref)\.(collapse_shape|expand_shape)\b")
+_PAD = re.compile(r"\btensor\.pad\b")
+_INT = re.compile(r"-?\d+")
+
+
+def _position(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def _in_comment(text: str, offset: int) -> bool:
+    start = text.rfind("\n", 0, offset) + 1
+    return "//" in text[start:offset]
+
+
+def _bracketed(text: str, start: int, opening: str = "[[") -> str | None:
+    """The text of the first ``[[...]]`` group at or after ``start`` (before the op's type)."""
+    begin = text.find(opening, start)
+    colon = text.find(" : ", start)
+    if begin < 0 or (0 <= colon < begin):
+        return None
+    depth = 0
+    for index in range(begin, len(text)):
+        depth += {"[": 1, "]": -1}.get(text[index], 0)
+        if depth == 0:
+            return text[begin : index + 1]
+    return text[begin:]
+
+
+def _op_text(text: str, start: int) -> str:
+    """From the op name to the end of its type (the first `` : `` at depth 0 and the rest of that line)."""
+    colon = text.find(" : ", start)
+    end = text.find("\n", colon if colon >= 0 else start)
+    return text[start : end if end >= 0 else len(text)]
+
+
+def problems(text: str) -> list[Problem]:
+    """The constructs of ``text`` that would make MLIR's parser or verifier assert."""
+    found: list[Problem] = []
+    for match in _RESHAPE.finditer(text):
+        if _in_comment(text, match.start()):
+            continue
+        body = _op_text(text, match.start())
+        groups = _bracketed(body, 0)
+        generic = re.search(r"reassociation\s*=\s*", body)
+        if generic:
+            groups = _bracketed(body, generic.end())
+        for value in (int(v) for v in _INT.findall(groups or "")):
+            if not 0 <= value < MAX_RANK:
+                found.append(Problem(*_position(text, match.start()),
+                                     f"'{match.group(0)}' reassociation index {value} is out of range"))
+                break
+    for match in _PAD.finditer(text):
+        if _in_comment(text, match.start()):
+            continue
+        body = _op_text(text, match.start())
+        lists = re.findall(r"\b(?:low|high)\s*\[([^\]]*)\]", body)
+        lists += re.findall(r"\bstatic_(?:low|high)\s*=\s*array<i64(?::([^>]*))?>", body)
+        for value in (int(v) for group in lists for v in _INT.findall(re.sub(r"%[\w.$#-]+", "", group))):
+            if value != DYNAMIC and not 0 <= value < LIMIT:
+                found.append(Problem(*_position(text, match.start()),
+                                     f"'tensor.pad' static padding {value} is out of range [0, 2^40)"))
+                break
+    return found
+
+
+def _test_assertion(text: str) -> None:
+    marker = os.environ.get(TEST_ASSERT_ENV)
+    if marker and any(marker in line.split("//")[0] for line in text.split("\n")):
+        libc = ctypes.CDLL(None)
+        libc.__assert_fail(b"test assertion (" + TEST_ASSERT_ENV.encode() + b")", b"prevalidate.py", 0, b"parse_text")
+
+
+def parse_text(text: str, context: ir.Context) -> ir.Module:
+    """``ir.Module.parse`` after :func:`problems`: raises :class:`PrevalidationError`
+    (with the problems' positions) or MLIR's ``ir.MLIRError``."""
+    _test_assertion(text)
+    found = problems(text)
+    if found:
+        raise PrevalidationError(found)
+    return ir.Module.parse(text, context)
+
+
+class PrevalidationError(ValueError):
+    """Text that MLIR cannot be given (see the module docstring); ``problems`` are located."""
+
+    def __init__(self, found: list[Problem]) -> None:
+        self.problems = found
+        first = found[0]
+        super().__init__(f"{first.line}:{first.column}: {first.message}")
+
+
+def parse_alone(text: str) -> None:
+    """Parse ``text`` in a new context and drop the result: the crash guard's probe when it
+    bisects a text for the line that crashes the parser (picklable)."""
+    parse_text(text, ir.Context())
