@@ -55,7 +55,7 @@ DOMAINS = {
     "acosh": lambda x: 1.0 + np.abs(x), "asin": np.tanh, "acos": np.tanh, "atanh": lambda x: 0.99 * np.tanh(x),
     "log": np.abs, "sqrt": np.abs, "rsqrt": lambda x: np.abs(x) + 0.1, "log2": np.abs, "log10": np.abs,
     "log1p": lambda x: np.abs(x) - 0.5, "lgamma": lambda x: 3 * x, "digamma": lambda x: 3 * x,
-    "pow": np.abs, "tan": lambda x: 1.2 * np.tanh(x),
+    "pow": np.abs, "tan": lambda x: 1.2 * np.tanh(x), "mul_short": lambda x: 1 + 0.05 * x,
 }
 
 
@@ -126,9 +126,12 @@ def build(directory: Path) -> None:
         np.savez(directory / f"{name}.npz", **arrays)
         return f"{name}.npz"
 
-    # every dlvm op, against the CPU back end
-    for group, names in test_gpu.GROUPS.items():
-        source = "".join(test_gpu.OPS[n] for n in names)
+    # every dlvm op, and reductions around the split-reduction thresholds, against the CPU back end
+    groups = {group: {n: test_gpu.OPS[n] for n in names} for group, names in test_gpu.GROUPS.items()}
+    groups["reductions"] = reduction_cases()
+    for group, functions in groups.items():
+        names = list(functions)
+        source = "".join(functions.values())
         artifact = cuda(f"ops_{group}", source)
         cpu = dlvm_mlir.compile(source, target="cpu")
         for name in names:
@@ -139,7 +142,9 @@ def build(directory: Path) -> None:
                 args[1] = np.asarray(3, np.int64)
             want = _as_tuple(cpu[entry](*[a.item() if s.shape is None else a for s, a in zip(signature.inputs, args)]))
             data = {f"in{i}": a for i, a in enumerate(args)} | {f"out{i}": np.asarray(w) for i, w in enumerate(want)}
-            tol = 2e-3 if name in ("exp_f16", "dot_f16") else 2e-5
+            # f16 rounding; long f32 sums in another order (error ~ sqrt(n) ulp of the partial sums)
+            tol = {"exp_f16": 2e-3, "dot_f16": 2e-3, "sum_all_1e6": 2e-3, "sum_tall": 2e-4,
+                   "sum_two_dims": 1e-4, "mean_batch": 1e-4, "softmax_tall": 1e-4}.get(name, 2e-5)
             if name == "random":  # the generator need not match the CPU's stream: compare the statistics
                 tol = None
             cases.append({"name": name, "artifact": artifact, "entry": entry, "data": save(f"op_{name}", data),
@@ -175,11 +180,12 @@ def build(directory: Path) -> None:
 
     # the MLP training step of benchmarks/mlp_step.py (NNKit), against PyTorch on the run machine
     step = mlp_step.dlvm_step()
-    for batch in (128, 1024):
+    unsplit = GpuOptions(schedule=GpuScheduleOptions(split_reductions=False))
+    for batch, options in ((128, None), (1024, None), (1024, unsplit)):
         x, y, params = mlp_step.make_problem(batch)
         source = step.ir(x, y, *params, stage="ad")
-        name = f"mlp_step_b{batch}"
-        cases.append({"name": name, "artifact": cuda(name, source), "entry": step.name, "kind": "mlp_step",
+        name = f"mlp_step_b{batch}" + ("_unsplit" if options else "")
+        cases.append({"name": name, "artifact": cuda(name, source, options), "entry": step.name, "kind": "mlp_step",
                       "batch": batch, "sizes": list(mlp_step.SIZES), "lr": mlp_step.LR, "tolerance": 1e-4,
                       "data": save(name, {f"in{i}": a for i, a in enumerate([x, y, *params])})})
 
@@ -194,6 +200,29 @@ def build(directory: Path) -> None:
     (directory / "cases.json").write_text(json.dumps(cases, indent=1))
     size = sum(p.stat().st_size for p in directory.rglob("*") if p.is_file())
     print(f"{len(cases)} cases in {directory} ({size / 2**20:.1f} MiB)")
+
+
+def reduction_cases() -> dict[str, str]:
+    """Reductions on both sides of the GPU split-reduction thresholds (gpu_split_reduction.py):
+    few or many outputs, long or short, divisible or prime extents, several reduced dims,
+    each combiner kind, and the reductions inside softmax."""
+    def fn(name: str, shape: str, result: str, body: str, element: str = "f32") -> str:
+        t = f"tensor<{shape}x{element}>"
+        return (f"func.func @t_{name}(%a0: {t}) -> {result} {{\n  %r = {body} : {t}\n"
+                f"  return %r : {result}\n}}\n")
+
+    return {
+        "sum_tall": fn("sum_tall", "4096x8", "tensor<8xf32>", "dlvm.reduce add %a0 dims [0]"),
+        "sum_all_1e6": fn("sum_all_1e6", "1000x1000", "tensor<f32>", "dlvm.reduce add %a0 dims [0, 1]"),
+        "max_prime": fn("max_prime", "16x4099", "tensor<16xf32>", "dlvm.reduce max %a0 dims [1]"),
+        "mean_batch": fn("mean_batch", "1024x512", "tensor<512xf32>", "dlvm.reduce mean %a0 dims [0]"),
+        "min_777": fn("min_777", "777x33", "tensor<33xf32>", "dlvm.reduce min %a0 dims [0]"),
+        "sum_two_dims": fn("sum_two_dims", "64x50x7", "tensor<7xf32>", "dlvm.reduce add %a0 dims [0, 1]"),
+        "sum_i32": fn("sum_i32", "2048x3", "tensor<3xi32>", "dlvm.reduce add %a0 dims [0]", "i32"),
+        "mul_short": fn("mul_short", "63x5", "tensor<5xf32>", "dlvm.reduce mul %a0 dims [0]"),
+        "softmax_tall": fn("softmax_tall", "4096x16", "tensor<4096x16xf32>", "dlvm.softmax %a0 axis 0"),
+        "log_softmax_wide": fn("log_softmax_wide", "8x5000", "tensor<8x5000xf32>", "dlvm.log_softmax %a0 axis 1"),
+    }
 
 
 def test_gpu_mlp_args() -> tuple[np.ndarray, ...]:

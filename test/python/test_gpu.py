@@ -306,6 +306,47 @@ def test_plan_caps_grid_y() -> None:
     assert plan.block_tiles[0] >= plan.block_dims[1]
 
 
+def test_split_choice_follows_the_thresholds() -> None:
+    from dlvm_mlir.backend.gpu_split_reduction import MIN_CHUNK, TARGET_THREADS, choose_split
+
+    # one output, 1024x10 reduced (a loss): the longest loop, into chunks of MIN_CHUNK
+    choice = choose_split(_nest((1024, 10), ("reduction", "reduction")))
+    assert (choice.dim, choice.extent, choice.parts) == (0, 1024, 1024 // MIN_CHUNK)
+    # 512 outputs, 1024 rows (a bias gradient): enough parts to reach TARGET_THREADS
+    choice = choose_split(_nest((1024, 512), ("reduction", "parallel")))
+    assert choice.parts == TARGET_THREADS // 512 and 1024 // choice.parts >= MIN_CHUNK
+    # 777 = 3 * 7 * 37 rows, 33 outputs: the largest divisor leaving MIN_CHUNK rows per part
+    assert choose_split(_nest((777, 33), ("reduction", "parallel"))).parts == 37
+    assert choose_split(_nest((4099, 16), ("reduction", "parallel"))) is None  # prime: no even split
+    assert choose_split(_nest((63, 5), ("reduction", "parallel"))) is None  # short
+    assert choose_split(_nest((4096, TARGET_THREADS), ("reduction", "parallel"))) is None  # enough threads
+    assert choose_split(_nest((4096, 8), ("parallel", "parallel"))) is None  # no reduction
+
+
+REDUCE = """
+func.func @f(%x: tensor<4096x8xf32>, %y: tensor<1024x10xf32>) -> (tensor<8xf32>, tensor<f32>) {
+  %a = dlvm.reduce add %x dims [0] : tensor<4096x8xf32>
+  %b = dlvm.reduce max %y dims [0, 1] : tensor<1024x10xf32>
+  return %a, %b : tensor<8xf32>, tensor<f32>
+}
+"""
+
+
+def test_reductions_with_few_outputs_are_split() -> None:
+    """Numerics on a GPU: benchmarks/gpu_check.py (its 'reductions' group, docs/gpu.md)."""
+    text, ops = _map_stage(REDUCE)
+    ranges = sorted(r.ranges for r in ops if r.op_name == "linalg.generic")
+    # partial passes (parts, chunk, ...) and the combining passes (..., parts)
+    assert ranges == sorted([(512, 8, 8), (8, 512), (128, 8, 10), (128,)])
+    assert all(r.plan.kind in ("parallel", "grid-stride") for r in ops)
+    assert "memref.expand_shape" in text and "arith.maximumf" in text
+    partial = next(r for r in ops if r.ranges == (512, 8, 8))
+    assert partial.plan.threads * partial.plan.grid_dims[0] * partial.plan.grid_dims[1] >= 4096
+    text, ops = _map_stage(REDUCE, split_reductions=False)
+    assert sorted(r.ranges for r in ops if r.op_name == "linalg.generic") == [(1024, 10), (4096, 8)]
+    assert "memref.expand_shape" not in text
+
+
 MATMUL = """
 func.func @mm(%a: tensor<{m}x{k}x{t}>, %b: tensor<{k}x{n}x{t}>) -> tensor<{m}x{n}x{t}> {{
   %r = dlvm.dot %a, %b : tensor<{m}x{k}x{t}>, tensor<{k}x{n}x{t}>

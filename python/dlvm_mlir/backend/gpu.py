@@ -79,6 +79,7 @@ from .cpu import (
 )
 from .gpu_host import HostReport, host_operations, legalize_host, wrap_in_launch
 from .gpu_kernels import matmul_config, matmul_kernel, matmul_spec
+from .gpu_split_reduction import split_reductions
 from .gpu_schedule import (
     GPU_OP_ATTR,
     GpuOpRecord,
@@ -424,6 +425,9 @@ def stage_map(module: ir.Module, options: GpuOptions) -> list[GpuOpRecord]:
         i64 = ir.IntegerType.get_signless(64)
         work: list[tuple[int, ir.Operation, GpuPlan, GpuOpRecord]] = []
         fallback: list[tuple[ir.Operation, Any, GpuOpRecord]] = []
+        if sched.split_reductions:
+            candidates = [op for op in _host_linalg_ops(module) if not (sched.matmul_kernels and matmul_spec(op))]
+            split_reductions(candidates, analyze_linalg_op)
         for op in _host_linalg_ops(module):
             nest = analyze_linalg_op(op)
             spec = matmul_spec(op) if sched.matmul_kernels else None

@@ -68,6 +68,9 @@ class GpuScheduleOptions:
     mma: str = "auto"
     #: replace contractions by the shared-memory matmul kernel
     matmul_kernels: bool = True
+    #: split reductions with few outputs into a parallel partial pass and a combining
+    #: pass (:mod:`dlvm_mlir.backend.gpu_split_reduction`)
+    split_reductions: bool = True
 
     def __post_init__(self) -> None:
         if self.block_threads < 1 or self.block_threads > 1024:
