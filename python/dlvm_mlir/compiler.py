@@ -37,6 +37,7 @@ from mlir import ir
 from . import crash_guard
 from .cache import MemoryCache, cache_key, cache_stats, disk_cache
 from .errors import CompileError, DLVMError
+from .backend.options import default_threads
 from .prevalidate import parse_alone
 from .passes import pass_text, run_pipeline
 from .tools.source import parse_module
@@ -64,7 +65,7 @@ class CompileOptions:
 
     target: str = "cpu"
     optimize: bool = True
-    threads: int = field(default_factory=lambda: os.cpu_count() or 1)
+    threads: int = field(default_factory=default_threads)
     gpu_chip: str = "sm_90"
     checkpoint: str = "save-everything"
     """dlvm-checkpoint policy for gradient functions (see dlvm_mlir.transforms.checkpoint)."""

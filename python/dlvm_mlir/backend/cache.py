@@ -96,7 +96,7 @@ def private_object_path() -> Path:
 def compile_cpu(
     source: str | ir.Module,
     *,
-    threads: int = 2,
+    threads: int | None = None,
     options: CpuOptions | None = None,
     use_cache: bool = True,
     cache_dir: str | os.PathLike[str] | None = None,
@@ -108,7 +108,7 @@ def compile_cpu(
     ``lowering`` holds the pipeline's result when it was compiled here (not
     loaded from the disk cache).
     """
-    options = options or CpuOptions(threads=threads)
+    options = options or (CpuOptions() if threads is None else CpuOptions(threads=threads))
     ir_text = str(source) if isinstance(source, ir.Module) else source
     key = cache_key("cpu", options.key(), ir_text)
     stats = cache_stats()

@@ -641,7 +641,7 @@ def _dump(dump_dir: Path, index: int, name: str, module: ir.Module) -> None:
 def lower_to_llvm_cpu(
     module: ir.Module,
     *,
-    threads: int = 2,
+    threads: int | None = None,
     options: CpuOptions | None = None,
     dump_dir: str | os.PathLike[str] | None = None,
     on_stage: Callable[[str, ir.Module], None] | None = None,
@@ -654,7 +654,7 @@ def lower_to_llvm_cpu(
     IR is written to ``NN-<stage>.mlir`` (``00-input.mlir`` is the input).
     ``stop_after`` ends the pipeline after the named stage.
     """
-    options = options or CpuOptions(threads=threads)
+    options = options or (CpuOptions() if threads is None else CpuOptions(threads=threads))
     result = LoweringResult(module=module, signatures=entry_point_signatures(module))
     stages = [(name, lambda stage=stage: stage(module, options)) for name, stage in CPU_STAGES]
     outcomes = run_stages(

@@ -15,7 +15,7 @@ from functools import lru_cache
 from .. import _dlvm
 from .target import CpuTarget, host_target
 
-__all__ = ["CodegenOptions", "CpuOptions", "ScheduleOptions", "host_machine"]
+__all__ = ["CodegenOptions", "CpuOptions", "ScheduleOptions", "default_threads", "host_machine"]
 
 
 @lru_cache(maxsize=1)
@@ -59,11 +59,20 @@ class CodegenOptions:
                      triple, self.post_ra_scheduling, self.llvm_options))
 
 
+def default_threads() -> int:
+    """The one default thread count of the CPU back end (``compile``, ``CpuOptions``, the
+    ``dlvm-cpu-pipeline`` pass): the cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 @dataclass(frozen=True)
 class ScheduleOptions:
     """Knobs of the CPU schedules; defaults are derived from the target."""
 
-    threads: int = 2
+    threads: int = field(default_factory=default_threads)
     # A thread split costs a task hand-off and a join: about a microsecond
     # while the worker of dlvm's async runtime spins (AsyncRuntime.cpp; for
     # 5 ms after its last task), far more when it has to be woken.  Ops below
@@ -106,7 +115,7 @@ class ScheduleOptions:
 class CpuOptions:
     """Options of the CPU pipeline and its code generation."""
 
-    threads: int = 2
+    threads: int = field(default_factory=default_threads)
     opt_level: int = 3
     vectorize: bool = True
     fuse_elementwise: bool = True

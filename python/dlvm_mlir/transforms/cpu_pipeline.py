@@ -34,6 +34,7 @@ from dataclasses import replace
 from mlir import ir
 
 from dlvm_mlir.backend.cpu import STAGE_NAMES, CpuOptions, lower_to_llvm_cpu
+from dlvm_mlir.backend.options import default_threads
 from dlvm_mlir.backend.target import CpuTarget, host_target
 from dlvm_mlir.passes import ModulePass, Option, PassError, register_pass
 from dlvm_mlir.transforms._lowering import replace_contents, report_failure, run_in_private_context, to_linalg
@@ -47,7 +48,7 @@ VECTOR_BITS = (0, 128, 256, 512)
 
 def cpu_options(
     *,
-    threads: int = 2,
+    threads: int | None = None,
     vectorize: bool = True,
     fuse: bool = True,
     fast_math: bool = True,
@@ -60,7 +61,7 @@ def cpu_options(
     if vector_bits:
         target = replace(target, vector_bits=vector_bits, vector_registers=32 if vector_bits == 512 else 16)
     return CpuOptions(
-        threads=threads,
+        threads=default_threads() if threads is None else threads,
         vectorize=vectorize,
         fuse_elementwise=fuse,
         fast_math_approximations=fast_math,
@@ -75,7 +76,8 @@ class CpuPipeline(ModulePass):
     name = "dlvm-cpu-pipeline"
     summary = "Lower DLVM/linalg IR through fusion, tiling, vectorization and bufferization to the LLVM dialect (CPU)"
     options = (
-        Option("threads", int, 2, "threads the parallel loops are split over (1: no async runtime)"),
+        Option("threads", int, default_threads(),
+               "threads the parallel loops are split over (1: no async runtime); the default is this machine's core count"),
         Option("vectorize", bool, True, "tile and vectorize (false: scalar loops)"),
         Option("vector-bits", int, 0, "SIMD width for tile sizes: 128, 256, 512, or 0 for the host's"),
         Option("fuse", bool, True, "fuse elementwise producers into consumers and reductions (dlvm-kernel-fusion)"),

@@ -47,6 +47,8 @@ class GpuPipeline(ModulePass):
         Option("mma", str, "auto", "tensor cores: auto (f16 matmuls), tf32 (also f32 matmuls, TF32 precision), none",
                choices=("auto", "tf32", "none")),
         Option("matmul-kernels", bool, True, "use the shared-memory matmul kernels for contractions"),
+        Option("split-reductions", bool, True,
+               "split reductions with few outputs into a parallel partial pass and a combining pass"),
         Option("fuse", bool, True, "fuse elementwise producers into consumers and reductions"),
     )
 
@@ -64,7 +66,8 @@ class GpuPipeline(ModulePass):
             format=self.format,
             fuse_elementwise=self.fuse,
             schedule=GpuScheduleOptions(
-                block_threads=self.block_threads, mma=self.mma, matmul_kernels=self.matmul_kernels
+                block_threads=self.block_threads, mma=self.mma, matmul_kernels=self.matmul_kernels,
+                split_reductions=self.split_reductions,
             ),
         )
         # on a copy in a private context: see dlvm_mlir.transforms._lowering
