@@ -36,7 +36,7 @@ import dlvm_mlir
 from dlvm_mlir.ad.residuals import residuals
 from dlvm_mlir.backend.cpu import CPU_FUSION
 from dlvm_mlir.compiler import CompileOptions, lower
-from dlvm_mlir.transforms.kernel_fusion import count_kernels, fuse_kernels
+from dlvm_mlir.backend.kernel_fusion import count_kernels, fuse_kernels
 
 OUT = Path(__file__).resolve().parent / "out"
 SIZES = [(784, 512), (512, 512), (512, 10)]

@@ -38,9 +38,8 @@ from . import crash_guard
 from .cache import MemoryCache, cache_key, cache_stats, disk_cache
 from .errors import CompileError, DLVMError
 from .backend.options import default_threads
-from .prevalidate import parse_alone
 from .passes import pass_text, run_pipeline
-from .tools.source import parse_module
+from .parsing import parse_alone, parse_module
 
 __all__ = ["CompileError", "CompileOptions", "Executable", "STAGES", "compile", "load", "lower"]
 

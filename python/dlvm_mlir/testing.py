@@ -31,7 +31,7 @@ from dlvm_mlir.ad.synthesis import differentiate
 from dlvm_mlir.dialects.dlvm import DerivativeDecl
 from dlvm_mlir.errors import DLVMError
 from dlvm_mlir.interpreter import Interpreter
-from dlvm_mlir.tools.source import parse_module
+from dlvm_mlir.parsing import parse_module
 
 __all__ = ["DerivativeCheck", "check_gradients", "check_tangents"]
 

@@ -13,7 +13,7 @@ from dlvm_mlir.ad.residuals import RECOMPUTE_ATTR, Sweeps, residuals
 from dlvm_mlir.errors import PassPipelineFailure
 from dlvm_mlir.interpreter import run
 from dlvm_mlir.passes import run_pipeline
-from dlvm_mlir.tools.source import parse_module
+from dlvm_mlir.parsing import parse_module
 from dlvm_mlir.transforms.checkpoint import _Graph, parse_bytes, plan_checkpoints
 
 MLP = """

@@ -335,7 +335,7 @@ def test_assertions_become_internal_compiler_errors(tmp_path, monkeypatch) -> No
     """An assertion while parsing (the test hook: every upstream one known to be reachable
     from input is prevented, see the next test) is a located internal compiler error."""
     from dlvm_mlir.errors import InternalCompilerError
-    from dlvm_mlir.prevalidate import TEST_ASSERT_ENV
+    from dlvm_mlir.parsing import TEST_ASSERT_ENV
 
     monkeypatch.setenv(TEST_ASSERT_ENV, "crash_here")
     src = """func.func @ok(%x: tensor<4xf32>) -> tensor<4xf32> {

@@ -15,7 +15,7 @@ from dlvm_mlir.backend.cpu import STAGE_NAMES
 from dlvm_mlir.config import mlir_opt_path
 from dlvm_mlir.passes import get_pass, run_pipeline
 from dlvm_mlir.transforms.cpu_pipeline import STOP_POINTS, cpu_options
-from dlvm_mlir.transforms.kernel_fusion import FusionOptions, count_kernels, fuse_kernels
+from dlvm_mlir.backend.kernel_fusion import FusionOptions, count_kernels, fuse_kernels
 from mlir import ir
 
 PROGRAM = """

@@ -16,7 +16,7 @@ import dlvm_mlir
 from dlvm_mlir.backend import ExecutionError
 from dlvm_mlir.backend.artifact import runtime_library
 from dlvm_mlir.backend.header import c_identifier
-from dlvm_mlir.prevalidate import TEST_ASSERT_ENV
+from dlvm_mlir.parsing import TEST_ASSERT_ENV
 from dlvm_mlir.tools.compile import main as dlvm_compile
 
 ROOT = Path(__file__).resolve().parents[2]

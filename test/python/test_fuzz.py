@@ -104,7 +104,7 @@ def test_mutation_is_deterministic(corpus):
 
 def test_structured_mutants_mostly_verify(corpus):
     """Splicing, wrapping and consistent shape changes keep most programs valid."""
-    from dlvm_mlir.tools.source import parse_module
+    from dlvm_mlir.parsing import parse_module
 
     rng = random.Random(1)
     valid = total = 0

@@ -338,7 +338,7 @@ func.func @calls_external(%x: tensor<i8>) -> tensor<i8> {
 
 def test_pad_past_int64_is_a_located_parse_error_not_an_abort():
     # seed 202: tensor.pad's verifier builds a result type with an overflowing size and
-    # asserts upstream; the text is rejected before MLIR parses it (dlvm_mlir.prevalidate)
+    # asserts upstream; the text is rejected before MLIR parses it (dlvm_mlir.parsing)
     from dlvm_mlir.errors import ParseError
 
     text = """func.func @f(%x: tensor<4xf32>) -> tensor<6xf32> {

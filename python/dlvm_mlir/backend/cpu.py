@@ -17,7 +17,7 @@ with ``dump_dir=``, ``on_stage=`` or ``$DLVM_MLIR_DUMP_DIR``):
     module are renamed ``__dlvm_fn_f``, so no user name can capture or clash
     with a libc / libm / runtime symbol.
 ``fuse``
-    the ``dlvm-kernel-fusion`` pass (:mod:`dlvm_mlir.transforms.kernel_fusion`):
+    the ``dlvm-kernel-fusion`` pass (:mod:`dlvm_mlir.backend.kernel_fusion`):
     elementwise ops on tensors become ``linalg.generic`` ops and generic
     contractions become named ones; named elementwise / broadcast /
     transpose ops and ``linalg.reduce`` are generalized, and elementwise
@@ -73,7 +73,7 @@ from mlir.dialects import tensor as tensor_d
 
 from dlvm_mlir.crash_guard import report_stage
 from dlvm_mlir.errors import source_location
-from dlvm_mlir.transforms.kernel_fusion import FusionOptions, fuse_linalg, normalize_linalg
+from dlvm_mlir.backend.kernel_fusion import FusionOptions, fuse_linalg, normalize_linalg
 
 from .options import CpuOptions
 from .boolmem import widen_bool_memrefs
@@ -266,7 +266,7 @@ def stage_fuse(module: ir.Module, options: CpuOptions) -> None:
     """Elementwise ops -> generic ops, then fuse elementwise producers into consumers.
 
     One implementation with the ``dlvm-kernel-fusion`` pass
-    (:mod:`dlvm_mlir.transforms.kernel_fusion`).
+    (:mod:`dlvm_mlir.backend.kernel_fusion`).
     """
     normalize_linalg(module)
     if options.fuse_elementwise:

@@ -64,7 +64,7 @@ from mlir import ir, passmanager
 from mlir.dialects import func as func_d
 from mlir.dialects import gpu as gpu_d
 
-from dlvm_mlir.transforms.kernel_fusion import FusionOptions, fuse_linalg, normalize_linalg
+from dlvm_mlir.backend.kernel_fusion import FusionOptions, fuse_linalg, normalize_linalg
 
 from .analysis import analyze_linalg_op, tileable_maps
 from .cpu import (
@@ -257,7 +257,7 @@ def stage_fuse(module: ir.Module, options: GpuOptions) -> None:
     """Elementwise ops -> generic ops; fuse producers into consumers (reductions too).
 
     The fusion is the ``dlvm-kernel-fusion`` pass's
-    (:mod:`dlvm_mlir.transforms.kernel_fusion`); transposes feeding a matmul
+    (:mod:`dlvm_mlir.backend.kernel_fusion`); transposes feeding a matmul
     are folded into it first.
     """
     normalize_linalg(module)

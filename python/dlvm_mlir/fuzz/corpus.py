@@ -121,7 +121,7 @@ def annotate(piece: dict[str, Any]) -> dict[str, Any]:
     from mlir import ir
 
     from dlvm_mlir.errors import DLVMError, source_location
-    from dlvm_mlir.tools.source import parse_module
+    from dlvm_mlir.parsing import parse_module
 
     out = dict(piece, valid=False, funcs=[], ops=[], values=[])
     text = piece["text"]

@@ -495,7 +495,7 @@ def run_program(
     from dlvm_mlir.errors import DLVMError
     from dlvm_mlir.interpreter import Interpreter, InterpreterError
     from dlvm_mlir.passes import run_pipeline
-    from dlvm_mlir.tools.source import parse_module
+    from dlvm_mlir.parsing import parse_module
 
     # independent streams, so that replaying a program with its declarations already in
     # the text (declare=False) takes the same choices and inputs

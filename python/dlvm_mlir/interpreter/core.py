@@ -850,7 +850,7 @@ def _parse(text: str) -> ir.Module:
     """Parses IR text in a context shared by all text inputs (creating one costs ~15 ms)."""
     from .. import make_context
     from ..errors import ParseError
-    from ..tools.source import parse_module
+    from ..parsing import parse_module
 
     if not _SHARED_CONTEXT:
         _SHARED_CONTEXT.append(make_context())

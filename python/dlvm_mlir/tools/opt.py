@@ -35,16 +35,10 @@ from dlvm_mlir.errors import (
     PipelineError,
 )
 from dlvm_mlir.passes import Pipeline, is_upstream_pass, registry
-from dlvm_mlir.prevalidate import parse_alone
+from dlvm_mlir.parsing import ANONYMOUS_BUFFER, parse_alone, parse_module
 from dlvm_mlir.passes.options import Option
 from dlvm_mlir.tools.diagnostics import DiagnosticPrinter, DiagnosticVerifier
-from dlvm_mlir.tools.source import (
-    ANONYMOUS_BUFFER,
-    DEFAULT_SPLIT_MARKER,
-    SourceChunk,
-    parse_module,
-    split_source,
-)
+from dlvm_mlir.tools.source import DEFAULT_SPLIT_MARKER, SourceChunk, split_source
 
 __all__ = ["main"]
 

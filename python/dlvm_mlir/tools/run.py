@@ -75,7 +75,7 @@ def _declared(text: str, filename: str, entry: str) -> tuple[tuple[int, ...] | N
     """``wrt`` and ``from`` of the module's gradient declaration of ``entry`` (None, None if none)."""
     from .. import make_context
     from ..dialects.dlvm import DerivativeDecl
-    from .source import parse_module
+    from ..parsing import parse_module
 
     module = parse_module(text, make_context(), filename)
     for op in module.body.operations:

@@ -2,7 +2,7 @@
 // assertions on) never kills dlvm-opt: each crash is an internal compiler error
 // at the offending top-level op, with a reproducer; the other parts still run.
 // Every upstream assertion known to be reachable from input is prevented
-// (prevalidate.mlir), so the test's crash comes from the test hook
+// (parsing.mlir), so the test's crash comes from the test hook
 // DLVM_MLIR_TEST_ASSERT_ON: parsing a text that contains its value asserts.
 // RUN: env DLVM_MLIR_TEST_ASSERT_ON=crash_here not dlvm-opt %s --split-input-file --canonicalize 2>&1 | FileCheck %s
 

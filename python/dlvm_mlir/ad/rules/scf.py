@@ -29,7 +29,7 @@ from mlir.dialects import arith, scf, tensor
 
 from dlvm_mlir.ad import vocab
 from dlvm_mlir.ad.cloning import Scope, terminator
-from dlvm_mlir.ad.core import Adjoints
+from dlvm_mlir.ad.adjoints import Adjoints
 from dlvm_mlir.ad.errors import DifferentiationError
 from dlvm_mlir.ad.registry import adjoint, augmented_forward, tangent
 

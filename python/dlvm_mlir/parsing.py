@@ -1,5 +1,9 @@
-"""Checks of IR text before MLIR parses it: the inputs whose upstream parser or
-verifier fails an assertion instead of reporting an error.
+"""Parsing IR text: the one way every entry point (compiler, interpreter, tools) reads it.
+
+:func:`parse_module` parses and verifies a text and names its locations after
+the user's file (the bindings call every buffer ``-``); before MLIR sees the
+text, :func:`problems` rejects the inputs whose upstream parser or verifier
+fails an assertion instead of reporting an error.
 
 The MLIR wheels are built with assertions on, so such an input would abort the
 process (the crash guard turns that into an internal compiler error, see
@@ -29,7 +33,22 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-__all__ = ["TEST_ASSERT_ENV", "PrevalidationError", "Problem", "parse_alone", "parse_text", "problems"]
+from dlvm_mlir.errors import Diagnostic, ParseError, SourceLocation
+
+__all__ = [
+    "ANONYMOUS_BUFFER",
+    "TEST_ASSERT_ENV",
+    "PrevalidationError",
+    "Problem",
+    "parse_alone",
+    "parse_module",
+    "parse_text",
+    "problems",
+    "rename_file_locations",
+]
+
+ANONYMOUS_BUFFER = "-"
+"""The file name MLIR gives to text parsed by ``Module.parse``."""
 
 #: Largest static size component accepted where the upstream code asserts on overflow.
 LIMIT = 1 << 40
@@ -121,7 +140,7 @@ def _test_assertion(text: str) -> None:
     marker = os.environ.get(TEST_ASSERT_ENV)
     if marker and any(marker in line.split("//")[0] for line in text.split("\n")):
         libc = ctypes.CDLL(None)
-        libc.__assert_fail(b"test assertion (" + TEST_ASSERT_ENV.encode() + b")", b"prevalidate.py", 0, b"parse_text")
+        libc.__assert_fail(b"test assertion (" + TEST_ASSERT_ENV.encode() + b")", b"parsing.py", 0, b"parse_text")
 
 
 def parse_text(text: str, context: ir.Context) -> ir.Module:
@@ -147,3 +166,77 @@ def parse_alone(text: str) -> None:
     """Parse ``text`` in a new context and drop the result: the crash guard's probe when it
     bisects a text for the line that crashes the parser (picklable)."""
     parse_text(text, ir.Context())
+
+
+def parse_module(
+    text: str, context: ir.Context, filename: str = ANONYMOUS_BUFFER
+) -> ir.Module:
+    """Parse and verify ``text``, with locations in ``filename``; raise ParseError on failure.
+
+    The error's diagnostics are empty when the context routes errors to its
+    handlers (``context.emit_error_diagnostics``).
+    """
+    try:
+        module = parse_text(text, context)
+    except PrevalidationError as err:
+        diagnostics = [Diagnostic("error", p.message, SourceLocation(filename, p.line, p.column)) for p in err.problems]
+        if context.emit_error_diagnostics:
+            for p in err.problems:
+                ir.Location.file(filename, p.line, p.column, context=context).emit_error(p.message)
+            diagnostics = []
+        raise ParseError(f"cannot parse {filename}", diagnostics) from None
+    except ir.MLIRError as err:
+        rename = {ANONYMOUS_BUFFER: filename}
+        diagnostics = [
+            Diagnostic.from_mlir(diag, rename) for diag in err.error_diagnostics
+        ]
+        raise ParseError(f"cannot parse {filename}", diagnostics) from None
+    if filename != ANONYMOUS_BUFFER:
+        rename_file_locations(module.operation, ANONYMOUS_BUFFER, filename)
+    return module
+
+
+def rename_file_locations(root: ir.Operation, old: str, new: str) -> None:
+    """Replace file name ``old`` by ``new`` in the locations of ``root``, nested ops and block arguments."""
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        op.location = _renamed(op.location, old, new)
+        for region in op.regions:
+            for block in region.blocks:
+                for argument in block.arguments:
+                    argument.set_location(_renamed(argument.location, old, new))
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit, ir.WalkOrder.PRE_ORDER)
+
+
+def _renamed(loc: ir.Location, old: str, new: str) -> ir.Location:
+    context = loc.context
+    if loc.is_a_file():
+        if loc.filename != old:
+            return loc
+        if (loc.end_line, loc.end_col) == (loc.start_line, loc.start_col):
+            return ir.Location.file(new, loc.start_line, loc.start_col, context=context)
+        return ir.Location.file(
+            new,
+            loc.start_line,
+            loc.start_col,
+            loc.end_line,
+            loc.end_col,
+            context=context,
+        )
+    if loc.is_a_name():
+        return ir.Location.name(
+            loc.name_str, _renamed(loc.child_loc, old, new), context=context
+        )
+    if loc.is_a_callsite():
+        callee = _renamed(loc.callee, old, new)
+        return ir.Location.callsite(
+            callee, [_renamed(loc.caller, old, new)], context=context
+        )
+    if loc.is_a_fused() and str(loc).startswith("loc(fused["):
+        # Only fused locations without metadata: the bindings cannot read the metadata back.
+        return ir.Location.fused(
+            [_renamed(child, old, new) for child in loc.locations], context=context
+        )
+    return loc

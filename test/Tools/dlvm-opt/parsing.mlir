@@ -1,8 +1,8 @@
 // Inputs whose upstream parser or verifier would fail an assertion are
-// rejected with a located error before MLIR sees them (dlvm_mlir/prevalidate.py).
+// rejected with a located error before MLIR sees them (dlvm_mlir/parsing.py).
 // RUN: not dlvm-opt %s --split-input-file 2>&1 | FileCheck %s
 
-// CHECK: prevalidate.mlir:[[@LINE+2]]:8: error: 'tensor.collapse_shape' reassociation index -1 is out of range
+// CHECK: parsing.mlir:[[@LINE+2]]:8: error: 'tensor.collapse_shape' reassociation index -1 is out of range
 func.func @collapse_minus_one(%x: tensor<4x4xf32>) -> tensor<16xf32> {
   %y = tensor.collapse_shape %x [[0, -1]] : tensor<4x4xf32> into tensor<16xf32>
   return %y : tensor<16xf32>
@@ -10,7 +10,7 @@ func.func @collapse_minus_one(%x: tensor<4x4xf32>) -> tensor<16xf32> {
 
 // -----
 
-// CHECK: prevalidate.mlir:[[@LINE+2]]:8: error: 'tensor.expand_shape' reassociation index 9223372036854775807 is out of range
+// CHECK: parsing.mlir:[[@LINE+2]]:8: error: 'tensor.expand_shape' reassociation index 9223372036854775807 is out of range
 func.func @expand_huge(%x: tensor<16xf32>) -> tensor<4x4xf32> {
   %y = tensor.expand_shape %x [[0, 9223372036854775807]] output_shape [4, 4] : tensor<16xf32> into tensor<4x4xf32>
   return %y : tensor<4x4xf32>
@@ -18,7 +18,7 @@ func.func @expand_huge(%x: tensor<16xf32>) -> tensor<4x4xf32> {
 
 // -----
 
-// CHECK: prevalidate.mlir:[[@LINE+2]]:9: error: 'memref.collapse_shape' reassociation index -3 is out of range
+// CHECK: parsing.mlir:[[@LINE+2]]:9: error: 'memref.collapse_shape' reassociation index -3 is out of range
 func.func @collapse_generic(%x: memref<4x4xf32>) -> memref<16xf32> {
   %y = "memref.collapse_shape"(%x) <{reassociation = [[0, -3]]}> : (memref<4x4xf32>) -> memref<16xf32>
   return %y : memref<16xf32>
@@ -26,7 +26,7 @@ func.func @collapse_generic(%x: memref<4x4xf32>) -> memref<16xf32> {
 
 // -----
 
-// CHECK: prevalidate.mlir:[[@LINE+3]]:8: error: 'tensor.pad' static padding 9223372036854775807 is out of range [0, 2^40)
+// CHECK: parsing.mlir:[[@LINE+3]]:8: error: 'tensor.pad' static padding 9223372036854775807 is out of range [0, 2^40)
 func.func @pad_huge(%x: tensor<4x4xf32>, %n: index) -> tensor<?x4xf32> {
   %c0 = arith.constant 0.0 : f32
   %y = tensor.pad %x low[%n, 0] high[9223372036854775807, 0] {
@@ -38,7 +38,7 @@ func.func @pad_huge(%x: tensor<4x4xf32>, %n: index) -> tensor<?x4xf32> {
 
 // -----
 
-// CHECK: prevalidate.mlir:[[@LINE+3]]:9: error: 'tensor.pad' static padding -1 is out of range [0, 2^40)
+// CHECK: parsing.mlir:[[@LINE+3]]:9: error: 'tensor.pad' static padding -1 is out of range [0, 2^40)
 func.func @pad_negative_generic(%x: tensor<4x4xf32>) -> tensor<3x4xf32> {
   %c0 = arith.constant 0.0 : f32
   %y = "tensor.pad"(%x, %c0) <{static_low = array<i64: -1, 0>, static_high = array<i64: 0, 0>, operandSegmentSizes = array<i32: 1, 0, 0>}> ({
