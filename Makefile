@@ -15,12 +15,13 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 
 # Build requirements (read from pyproject.toml, pinned there), then the
-# project's runtime and test/demo extras. Builds are editable and without
+# project's runtime and test/demo extras, at the exact versions of
+# constraints.txt. Builds are editable and without
 # build isolation so a rebuild after a C++ change takes seconds.
-$(DEPS_STAMP): pyproject.toml | $(PY)
+$(DEPS_STAMP): pyproject.toml constraints.txt | $(PY)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q $$($(PY) -c "import tomllib; print(' '.join(tomllib.load(open('pyproject.toml','rb'))['build-system']['requires']))")
-	$(PIP) install -q --no-build-isolation -e ".[test,demo]"
+	$(PIP) install -q -c constraints.txt $$($(PY) -c "import tomllib; print(' '.join(tomllib.load(open('pyproject.toml','rb'))['build-system']['requires']))")
+	$(PIP) install -q -c constraints.txt --no-build-isolation -e ".[test,demo]"
 	touch $@ $(BUILD_STAMP)
 
 $(BUILD_STAMP): $(DEPS_STAMP) $(NATIVE_SOURCES)

@@ -61,7 +61,6 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from mlir import ir, passmanager
-from mlir.dialects import func as func_d
 from mlir.dialects import gpu as gpu_d
 
 from dlvm_mlir.backend.kernel_fusion import FusionOptions, fuse_linalg, normalize_linalg
