@@ -25,6 +25,7 @@ from dlvm_mlir.backend import (
 from dlvm_mlir.backend.mathapprox import APPROXIMATED_OPS
 import dlvm_mlir
 from dlvm_mlir.compiler import lower
+from dlvm_mlir.backend.analysis import tileable_maps
 from dlvm_mlir.backend.schedule import ScheduleOptions
 from dlvm_mlir.backend.tiling import best_divisor, divisors, pick_thread_dim, thread_chunk
 from mlir import ir
@@ -1340,3 +1341,52 @@ def test_half_precision_dots_accumulate_in_f32(m: int, k: int, n: int) -> None:
 
     exact_bf = to_bf16(a) @ to_bf16(b)
     np.testing.assert_allclose(exe["bf"](a.astype(np.float32), b.astype(np.float32)), exact_bf, rtol=2**-8, atol=1e-2)
+
+
+IM2COL = """
+#map = affine_map<(d0, d1, d2) -> (d0, d1 floordiv 9, d2 floordiv 10 + (d1 mod 9) floordiv 3, d2 mod 10 + d1 mod 3)>
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#w = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
+#col = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
+#out = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+func.func @conv(%p: tensor<2x8x12x12xf32>, %w: tensor<16x72xf32>) -> tensor<2x16x100xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x72x100xf32>
+  %col = linalg.generic {indexing_maps = [#map, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%p : tensor<2x8x12x12xf32>) outs(%e : tensor<2x72x100xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<2x72x100xf32>
+  %o = tensor.empty() : tensor<2x16x100xf32>
+  %z = linalg.fill ins(%cst : f32) outs(%o : tensor<2x16x100xf32>) -> tensor<2x16x100xf32>
+  %r = linalg.generic {indexing_maps = [#w, #col, #out], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%w, %col : tensor<16x72xf32>, tensor<2x72x100xf32>) outs(%z : tensor<2x16x100xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %m, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<2x16x100xf32>
+  return %r : tensor<2x16x100xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_floordiv_mod_indexing_maps_are_not_tiled(threads: int) -> None:
+    """An im2col convolution (upstream's convert_conv2d_to_img2col output): the copy reads
+    through ``floordiv``/``mod`` indices, which linalg tiling slices as if they grew with
+    the loops; it was tiled and vectorized and computed wrong values. Such ops run as
+    scalar loops now (the contraction after it keeps its fast schedule)."""
+    rng = np.random.default_rng(0)
+    p = rng.standard_normal((2, 8, 12, 12)).astype(np.float32)
+    w = rng.standard_normal((16, 72)).astype(np.float32)
+    col = np.empty((2, 72, 100), np.float64)
+    for q in range(72):
+        c, kh, kw = q // 9, (q % 9) // 3, q % 3
+        col[:, q, :] = p[:, c, kh:kh + 10, kw:kw + 10].reshape(2, 100)
+    want = np.einsum("fq,nqp->nfp", w.astype(np.float64), col)
+    got = compile_cpu(IM2COL, threads=threads).entry("conv")(p, w)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+    module = ir.Module.parse(IM2COL, dlvm_mlir.make_context())
+    copy = next(op for op in module.body.operations[0].regions[0].blocks[0].operations if op.name == "linalg.generic")
+    assert not tileable_maps(copy.operation)

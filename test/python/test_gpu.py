@@ -728,3 +728,24 @@ def test_host_code_against_a_fake_driver(tmp_path: Path) -> None:
     assert copies[9:] == [4 * n for n in mlp_in + mlp_out]
     assert kinds.count("alloc") == kinds.count("free")
     assert kinds.count("stream_create") == kinds.count("stream_destroy")
+
+
+def test_floordiv_mod_indexing_maps_run_grid_stride() -> None:
+    """Linalg tiling slices ``floordiv``/``mod`` indices wrongly (see test_cpu_backend's
+    im2col test): such ops are not tiled onto blocks and threads."""
+    text = """#map = affine_map<(d0, d1) -> (d0 floordiv 9, d1 mod 10 + d0 mod 3)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @f(%p: tensor<8x12xf32>) -> tensor<72x100xf32> {
+  %e = tensor.empty() : tensor<72x100xf32>
+  %col = linalg.generic {indexing_maps = [#map, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p : tensor<8x12xf32>) outs(%e : tensor<72x100xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<72x100xf32>
+  return %col : tensor<72x100xf32>
+}
+"""
+    module = ir.Module.parse(text, dlvm_mlir.make_context())
+    result = lower_to_gpu(module, GpuOptions(), stop_after="map")
+    (record,) = [r for r in result.ops if r.op_name == "linalg.generic"]
+    assert record.plan.kind == "grid-stride"

@@ -151,15 +151,27 @@ def _positive_coefficients(expr: ir.AffineExpr) -> bool:
     return True
 
 
+def _linear(expr: ir.AffineExpr) -> bool:
+    """False when ``expr`` contains ``floordiv``, ``ceildiv`` or ``mod``."""
+    if isinstance(expr, (ir.AffineFloorDivExpr, ir.AffineCeilDivExpr, ir.AffineModExpr)):
+        return False
+    if isinstance(expr, ir.AffineBinaryExpr):
+        return _linear(expr.lhs) and _linear(expr.rhs)
+    return True
+
+
 def _tileable(maps: list[ir.AffineMap]) -> bool:
-    return all(_positive_coefficients(e) for amap in maps for e in amap.results)
+    return all(_positive_coefficients(e) and _linear(e) for amap in maps for e in amap.results)
 
 
 def tileable_maps(op: ir.Operation) -> bool:
-    """Whether linalg tiling accepts ``op``'s indexing maps.
+    """Whether linalg tiling handles ``op``'s indexing maps correctly.
 
     Upstream tiling asserts (aborting the process) on an index like
-    ``-d0 + 9``, a loop read backwards.
+    ``-d0 + 9``, a loop read backwards; and it computes the slice an index
+    like ``d0 mod 5`` or ``d0 floordiv 5 + d1 mod 3`` reads over a tile as if
+    the index grew with the loops, so the tiled (and vectorized) op reads the
+    wrong elements (an im2col copy computed wrong values).
     """
     maps = linalg.get_indexing_maps(op)
     return maps is not None and _tileable([ir.AffineMapAttr(a).value for a in maps])

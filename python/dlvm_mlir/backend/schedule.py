@@ -359,8 +359,8 @@ def plan_for(nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -> Pla
         reason = "sub-byte element type" if not nest.vectorizable else "vectorization disabled"
         return Plan(kind="scalar", vectorize=False, note=reason)
     if not nest.tileable:
-        # upstream tiling (and vectorization) asserts on a loop read backwards
-        return Plan(kind="scalar", vectorize=False, note="an indexing map reads a loop backwards")
+        # upstream tiling asserts on a loop read backwards, and slices floordiv/mod indices wrongly
+        return Plan(kind="scalar", vectorize=False, note="an indexing map reads a loop backwards or by floordiv/mod")
     con = nest.contraction
     if con is not None and con.m and con.n and con.k:
         return _contraction_plan(nest, target, options)
