@@ -1390,3 +1390,62 @@ def test_floordiv_mod_indexing_maps_are_not_tiled(threads: int) -> None:
     module = ir.Module.parse(IM2COL, dlvm_mlir.make_context())
     copy = next(op for op in module.body.operations[0].regions[0].blocks[0].operations if op.name == "linalg.generic")
     assert not tileable_maps(copy.operation)
+
+
+def _conv_source(n, c, h, w, f, k, strides, dilation, padding, dtype="f32"):
+    oh = (h + padding[0] + padding[1] - dilation[0] * (k - 1) - 1) // strides[0] + 1
+    ow = (w + padding[2] + padding[3] - dilation[1] * (k - 1) - 1) // strides[1] + 1
+    x, kt, y = f"tensor<{n}x{c}x{h}x{w}x{dtype}>", f"tensor<{f}x{c}x{k}x{k}x{dtype}>", f"tensor<{n}x{f}x{oh}x{ow}x{dtype}>"
+    return f"""func.func @conv(%x: {x}, %k: {kt}) -> {y} {{
+  %y = dlvm.convolve %x, %k strides [{strides[0]}, {strides[1]}] padding [{", ".join(map(str, padding))}] rhs_dilation [{dilation[0]}, {dilation[1]}] : {x}, {kt}
+  %r = dlvm.relu %y : {y}
+  return %r : {y}
+}}
+"""
+
+
+def _numpy_conv(x, k, strides, dilation, padding):
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), padding[:2], padding[2:]))
+    n, c, h, w = xp.shape
+    f, _, kh, kw = k.shape
+    oh = (h - dilation[0] * (kh - 1) - 1) // strides[0] + 1
+    ow = (w - dilation[1] * (kw - 1) - 1) // strides[1] + 1
+    out = np.zeros((n, f, oh, ow))
+    for i in range(kh):
+        for j in range(kw):
+            rows = xp[:, :, i * dilation[0]: i * dilation[0] + strides[0] * (oh - 1) + 1: strides[0],
+                      j * dilation[1]: j * dilation[1] + strides[1] * (ow - 1) + 1: strides[1]]
+            out += np.einsum("fc,nchw->nfhw", k[:, :, i, j].astype(np.float64), rows)
+    return np.maximum(out, 0)
+
+
+@pytest.mark.parametrize("n,c,h,w,f,k,strides,dilation,padding,dtype,small", [
+    (4, 32, 16, 16, 32, 3, (1, 1), (1, 1), (1, 1, 1, 1), "f32", False),  # above the thresholds as is
+    (3, 5, 11, 13, 7, 3, (2, 1), (1, 2), (0, 1, 2, 0), "f32", True),    # strides, dilation, uneven padding
+    (5, 7, 10, 10, 9, 5, (2, 2), (1, 1), (2, 2, 2, 2), "f64", True),
+    (1, 16, 9, 9, 4, 1, (1, 1), (1, 1), (0, 0, 0, 0), "f32", True),     # 1x1
+])
+def test_convolutions_as_im2col_and_contraction(monkeypatch, n, c, h, w, f, k, strides, dilation, padding,
+                                                dtype, small) -> None:
+    """backend/conv_im2col.py: the rewritten convolution (in batch chunks when the column
+    matrix is large; every image its own chunk here) agrees with numpy and with the
+    convolution schedule."""
+    from dlvm_mlir.backend import CpuOptions, conv_im2col
+
+    if small:  # below the size thresholds: lower them to exercise the rewrite
+        monkeypatch.setattr(conv_im2col, "MIN_MACS", 0)
+        monkeypatch.setattr(conv_im2col, "MIN_REDUCTION", 1)
+    monkeypatch.setattr(conv_im2col, "CHUNK_BYTES", 1 << 12)
+    src = str(lower(_conv_source(n, c, h, w, f, k, strides, dilation, padding, dtype), until="linalg"))
+    npdt = np.float64 if dtype == "f64" else np.float32
+    x = RNG.standard_normal((n, c, h, w)).astype(npdt)
+    kern = RNG.standard_normal((f, c, k, k)).astype(npdt)
+    im2col = compile_cpu(src, options=CpuOptions(im2col=True), use_cache=False)
+    direct = compile_cpu(src, options=CpuOptions(im2col=False), use_cache=False)
+    assert any(r.plan.kind == "contraction" for r in im2col.lowering.schedules)
+    assert not any(r.plan.kind == "convolution" for r in im2col.lowering.schedules)
+    assert any(r.plan.kind == "convolution" for r in direct.lowering.schedules)
+    want = _numpy_conv(x, kern, strides, dilation, padding)
+    tol = 1e-12 if dtype == "f64" else 1e-4
+    np.testing.assert_allclose(im2col.entry("conv")(x, kern), want, rtol=tol, atol=tol)
+    np.testing.assert_allclose(direct.entry("conv")(x, kern), want, rtol=tol, atol=tol)

@@ -123,6 +123,8 @@ class CpuOptions:
     fast_math_approximations: bool = True
     #: pack B of large matmuls into contiguous register-tile panels
     pack_operands: bool = True
+    #: 2-D convolutions as an im2col copy and a contraction (backend/conv_im2col.py)
+    im2col: bool = True
     #: memref.alloc/dealloc call MLIR's generic allocation functions, which
     #: libdlvm_runtime.so implements on a caching allocator (False: malloc/free)
     caching_allocator: bool = True
@@ -151,6 +153,6 @@ class CpuOptions:
         """Stable text identifying everything that affects the generated code."""
         return repr(
             (self.threads, self.vectorize, self.fuse_elementwise,
-             self.fast_math_approximations, self.pack_operands, self.caching_allocator, self.schedule,
+             self.fast_math_approximations, self.pack_operands, self.im2col, self.caching_allocator, self.schedule,
              self.target.key(), self.codegen().key())
         )
