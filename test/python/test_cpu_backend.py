@@ -1424,12 +1424,15 @@ def _numpy_conv(x, k, strides, dilation, padding):
     (3, 5, 11, 13, 7, 3, (2, 1), (1, 2), (0, 1, 2, 0), "f32", True),    # strides, dilation, uneven padding
     (5, 7, 10, 10, 9, 5, (2, 2), (1, 1), (2, 2, 2, 2), "f64", True),
     (1, 16, 9, 9, 4, 1, (1, 1), (1, 1), (0, 0, 0, 0), "f32", True),     # 1x1
+    (4, 8, 5, 5, 6, 3, (1, 1), (1, 1), (0, 0, 0, 0), "f32", True),      # 3x3 outputs: one flat matmul
+    (6, 3, 7, 6, 5, 3, (2, 1), (1, 1), (1, 0, 0, 1), "f64", True),
 ])
 def test_convolutions_as_im2col_and_contraction(monkeypatch, n, c, h, w, f, k, strides, dilation, padding,
                                                 dtype, small) -> None:
-    """backend/conv_im2col.py: the rewritten convolution (in batch chunks when the column
-    matrix is large; every image its own chunk here) agrees with numpy and with the
-    convolution schedule."""
+    """backend/conv_im2col.py: the rewritten convolution (per image, or one flat matmul for
+    small output images; in chunks of images or input channels when the column matrix is
+    large, here a chunk per image or channel) agrees with numpy and with the convolution
+    schedule."""
     from dlvm_mlir.backend import CpuOptions, conv_im2col
 
     if small:  # below the size thresholds: lower them to exercise the rewrite
@@ -1449,3 +1452,31 @@ def test_convolutions_as_im2col_and_contraction(monkeypatch, n, c, h, w, f, k, s
     tol = 1e-12 if dtype == "f64" else 1e-4
     np.testing.assert_allclose(im2col.entry("conv")(x, kern), want, rtol=tol, atol=tol)
     np.testing.assert_allclose(direct.entry("conv")(x, kern), want, rtol=tol, atol=tol)
+
+
+GRADIENTS = """
+func.func @seeded(%x: tensor<8x16x12x12xf32>, %k: tensor<24x16x3x3xf32>, %dy: tensor<8x24x12x12xf32>) -> tensor<f32> {
+  %y = dlvm.convolve %x, %k padding [1, 1, 1, 1] : tensor<8x16x12x12xf32>, tensor<24x16x3x3xf32>
+  %p = dlvm.mul %y, %dy : tensor<8x24x12x12xf32>, tensor<8x24x12x12xf32>
+  %s = dlvm.reduce add %p dims [0, 1, 2, 3] : tensor<8x24x12x12xf32>
+  return %s : tensor<f32>
+}
+func.func private @grads(tensor<8x16x12x12xf32>, tensor<24x16x3x3xf32>, tensor<8x24x12x12xf32>)
+    -> (tensor<8x16x12x12xf32>, tensor<24x16x3x3xf32>)
+    attributes {dlvm.gradient = #dlvm.gradient<of @seeded wrt [0, 1]>}
+"""
+
+
+def test_convolution_gradients_as_im2col() -> None:
+    """Both gradients of a convolution are convolutions (the kernel gradient's output images
+    are 3x3: the flat form); above the size thresholds they take the im2col path."""
+    from dlvm_mlir.backend import CpuOptions
+
+    src = str(lower(GRADIENTS, until="linalg"))
+    im2col = compile_cpu(src, options=CpuOptions(im2col=True), use_cache=False)
+    direct = compile_cpu(src, options=CpuOptions(im2col=False), use_cache=False)
+    kinds = [r.plan.kind for r in im2col.lowering.schedules]
+    assert "convolution" not in kinds and kinds.count("contraction") >= 2
+    x, k, dy = rand(8, 16, 12, 12), rand(24, 16, 3, 3), rand(8, 24, 12, 12)
+    for got, want in zip(im2col.entry("grads")(x, k, dy), direct.entry("grads")(x, k, dy)):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
