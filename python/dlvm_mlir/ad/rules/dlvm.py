@@ -1061,39 +1061,26 @@ def _conv_input_grad(conv: _Conv, g: ir.Value, kernel: ir.Value) -> ir.Value:
 
 
 def _conv_kernel_grad(conv: _Conv, g: ir.Value, x: ir.Value) -> ir.Value:
-    """A convolution over the batch: input as [C, N, ...], g as the kernel [O, N, ...].
+    """A convolution over the batch: the batch becomes the reduced channels.
 
     The window index k meets the output index p at dilated input position
     p*s + k*rd, so the roles swap: stride rd, rhs_dilation s, same padding
-    and lhs_dilation. Groups are handled one at a time and concatenated.
+    and lhs_dilation. With G groups of Cg input and Og output channels, the
+    input [N, G*Cg, ...] becomes [Cg, G*N, ...] (batch Cg; group gi's channels
+    are its N images), g [N, G*Og, ...] becomes the kernel [G*Og, N, ...], and
+    one convolution with G groups gives [Cg, G*Og, window...]: every group's
+    kernel gradient at once (a depthwise layer's 128 groups are one op, not 128).
     """
     groups = conv.groups
-    c = conv.input_shape[1]
+    n, c = conv.input_shape[:2]
     o = conv.kernel_shape[0]
-    spatial_perm = [1, 0, *range(2, 2 + conv.ns)]
-    parts = []
-    for gi in range(groups):
-        xg = _channel_block(x, gi, c // groups)
-        gg = _channel_block(g, gi, o // groups)
-        full = _convolve(
-            vocab.transpose(xg, spatial_perm),
-            vocab.transpose(gg, spatial_perm),
-            conv.rhs_dilation,
-            conv.padding,
-            conv.lhs_dilation,
-            conv.strides,
-            1,
-        )
-        window = conv.kernel_shape[2:]
-        cropped = vocab.slice_(full, [0] * (2 + conv.ns), [c // groups, o // groups, *window])
-        parts.append(vocab.transpose(cropped, spatial_perm))
-    return vocab.concat(parts, 0)
-
-
-def _channel_block(v: ir.Value, index: int, size: int) -> ir.Value:
-    dims = vocab.shape(v)
-    offsets = [0] * len(dims)
-    offsets[1] = index * size
-    sizes = list(dims)
-    sizes[1] = size
-    return vocab.slice_(v, offsets, sizes)
+    cg, og = c // groups, o // groups
+    spatial = list(range(3, 3 + conv.ns))
+    xs = vocab.reshape(x, [n, groups, cg, *conv.input_shape[2:]])
+    xs = vocab.reshape(vocab.transpose(xs, [2, 1, 0, *spatial]), [cg, groups * n, *conv.input_shape[2:]])
+    gs = vocab.reshape(g, [n, groups, og, *conv.output_shape[2:]])
+    gs = vocab.reshape(vocab.transpose(gs, [1, 2, 0, *spatial]), [o, n, *conv.output_shape[2:]])
+    full = _convolve(xs, gs, conv.rhs_dilation, conv.padding, conv.lhs_dilation, conv.strides, groups)
+    window = conv.kernel_shape[2:]
+    cropped = vocab.slice_(full, [0] * (2 + conv.ns), [cg, o, *window])
+    return vocab.transpose(cropped, [1, 0, *range(2, 2 + conv.ns)])
