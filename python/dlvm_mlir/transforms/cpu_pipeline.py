@@ -53,6 +53,7 @@ def cpu_options(
     fuse: bool = True,
     fast_math: bool = True,
     pack: bool = True,
+    im2col: bool = True,
     vector_bits: int = 0,
     caching_allocator: bool = True,
 ) -> CpuOptions:
@@ -66,6 +67,7 @@ def cpu_options(
         fuse_elementwise=fuse,
         fast_math_approximations=fast_math,
         pack_operands=pack,
+        im2col=im2col,
         caching_allocator=caching_allocator,
         target=target,
     )
@@ -83,6 +85,7 @@ class CpuPipeline(ModulePass):
         Option("fuse", bool, True, "fuse elementwise producers into consumers and reductions (dlvm-kernel-fusion)"),
         Option("fast-math", bool, True, "f32 exp/log/tanh/erf as vectorizable polynomial approximations"),
         Option("pack", bool, True, "pack the B operand of large matmuls into contiguous panels"),
+        Option("im2col", bool, True, "large 2-D convolutions as an im2col copy and a contraction"),
         Option("caching-allocator", bool, True,
                "memref.alloc/dealloc call _mlir_memref_to_llvm_{alloc,aligned_alloc,free} (bound to dlvm_mlir's "
                "caching allocator by its JIT; false: malloc/free)"),
@@ -101,6 +104,7 @@ class CpuPipeline(ModulePass):
             fuse=self.fuse,
             fast_math=self.fast_math,
             pack=self.pack,
+            im2col=self.im2col,
             vector_bits=self.vector_bits,
             caching_allocator=self.caching_allocator,
         )
