@@ -40,7 +40,7 @@ test: build
 	$(VENV)/bin/lit -sv test --order=lexical
 	$(PY) -m pytest -q test/python
 
-# Reference docs are generated from ODS (test/python/test_docs.py checks they are current).
+# Reference docs are generated from ODS and the pass registry (test/python/test_docs.py checks they are current).
 docs: build
 	$(PY) -m dlvm_mlir.tools.gendocs docs
 

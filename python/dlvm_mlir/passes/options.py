@@ -47,6 +47,8 @@ class Option:
     help: str
     choices: tuple[str, ...] = ()
     is_list: bool = False
+    #: how docs/Passes.md states a default that depends on the machine (``threads``)
+    default_doc: str = ""
 
     @property
     def attr(self) -> str:

@@ -29,8 +29,47 @@ def dialect_doc() -> str:
     return header + text
 
 
+def _option_rows(options) -> list[str]:
+    if not options:
+        return []
+    rows = ["", "| option | type | default | meaning |", "| --- | --- | --- | --- |"]
+    for option in options:
+        default = option.default_doc or option.format(option.default) or ("empty" if option.is_list else '""')
+        rows.append(f"| `{option.name}` | {option.describe_type()} | {default} | {option.help} |")
+    return rows
+
+
+def passes_doc() -> str:
+    """docs/Passes.md: every registered pass and pipeline (summary, options, its module's documentation)."""
+    import sys as _sys
+
+    from ..passes import registry
+    from .opt import CPP_PASSES
+
+    lines = [
+        "<!-- Generated from the pass registry by `make docs`; do not edit. -->",
+        "# Passes",
+        "",
+        "Every pass `dlvm-opt` runs besides MLIR's own: `--NAME` on the command line, or `NAME{opt=value}`",
+        "in `--pass-pipeline`; from Python, `dlvm_mlir.passes.run_pipeline(module, \"builtin.module(NAME)\")`.",
+        "Each section gives the pass's summary, its options and the documentation of its module.",
+    ]
+    for pass_cls in registry.registered_passes():
+        doc = (_sys.modules[pass_cls.__module__].__doc__ or "").strip()
+        lines += ["", f"## `{pass_cls.name}`", "", pass_cls.summary + ".", *_option_rows(pass_cls.options)]
+        if doc:
+            lines += ["", f"From `{pass_cls.__module__}`:", "", "```text", doc, "```"]
+    lines += ["", "## C++ passes (`dialect/include/dlvm/Passes.td`)"]
+    for name, summary in CPP_PASSES:
+        lines += ["", f"### `{name}`", "", summary + "."]
+    lines += ["", "## Pipelines"]
+    for spec in registry.registered_pipelines():
+        lines += ["", f"### `{spec.name}`", "", spec.summary + ".", *_option_rows(spec.options)]
+    return "\n".join(lines) + "\n"
+
+
 def generated() -> dict[str, str]:
-    return {"DLVMDialect.md": dialect_doc()}
+    return {"DLVMDialect.md": dialect_doc(), "Passes.md": passes_doc()}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -78,8 +78,8 @@ class CpuPipeline(ModulePass):
     name = "dlvm-cpu-pipeline"
     summary = "Lower DLVM/linalg IR through fusion, tiling, vectorization and bufferization to the LLVM dialect (CPU)"
     options = (
-        Option("threads", int, default_threads(),
-               "threads the parallel loops are split over (1: no async runtime); the default is this machine's core count"),
+        Option("threads", int, default_threads(), "threads the parallel loops are split over (1: no async runtime)",
+               default_doc="the cores this process may use"),
         Option("vectorize", bool, True, "tile and vectorize (false: scalar loops)"),
         Option("vector-bits", int, 0, "SIMD width for tile sizes: 128, 256, 512, or 0 for the host's"),
         Option("fuse", bool, True, "fuse elementwise producers into consumers and reductions (dlvm-kernel-fusion)"),
