@@ -1480,3 +1480,20 @@ def test_convolution_gradients_as_im2col() -> None:
     x, k, dy = rand(8, 16, 12, 12), rand(24, 16, 3, 3), rand(8, 24, 12, 12)
     for got, want in zip(im2col.entry("grads")(x, k, dy), direct.entry("grads")(x, k, dy)):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+
+
+def test_gather_from_a_strided_slice() -> None:
+    """A gather reading a slice with stride 3 (NNKit's ``x[:4, idx, ::3]``): vectorized, it
+    became a vector.gather from a strided memref that vector-to-LLVM does not lower ("cannot
+    translate the module to LLVM IR"); such ops stay scalar."""
+    src = """func.func @f(%x: tensor<6x40x70xf32>, %i: tensor<5x3x1xi32>) -> tensor<5x3x4x24xf32> {
+  %s = dlvm.slice %x offsets [0, 0, 0] sizes [4, 40, 24] strides [1, 1, 3] : tensor<6x40x70xf32>
+  %g = dlvm.gather %s[%i] offset_dims [2, 3] collapsed_slice_dims [1] start_index_map [1] index_vector_dim 2 slice_sizes [4, 1, 24] : tensor<4x40x24xf32>, tensor<5x3x1xi32>
+  return %g : tensor<5x3x4x24xf32>
+}
+"""
+    x = rand(6, 40, 70)
+    idx = RNG.integers(0, 40, (5, 3, 1)).astype(np.int32)
+    got = dlvm_mlir.compile(src)["f"](x, idx)
+    want = np.moveaxis(x[:4, idx[..., 0], ::3], [1, 2], [0, 1])
+    np.testing.assert_array_equal(got, want)

@@ -301,9 +301,31 @@ def test_ints_next_to_integer_arrays_index_with_them():
     for got, want in zip(picks(x, idx), (x[1, idx], x[:, idx, 2], x[2, idx, 4], x[-1, idx], added)):
         assert np.shape(got) == np.shape(want)
         np.testing.assert_array_equal(got, want)
-    # not next to the arrays: numpy would move the broadcast dimensions first; rejected
+
+
+
+def test_separated_integer_arrays_index_as_numpy():
+    """Arrays (and ints) separated by slices put the broadcast index dimensions first, as numpy
+    does; other slices beside the arrays apply first; ``.at`` updates the same elements."""
+    x, idx, jdx = rand(3, 4, 5), np.array([[0, 2], [1, -1]], np.int32), np.array([4, 1], np.int32)
+
+    @dl.function
+    def picks(v, i, j):
+        return v[i, :, 1], v[0, :, j], v[i[0], 1:3, j], v[..., j][1:, i], v[:2, i, ::2], v.at[i[0], :, j].add(1.0)
+
+    added = x.copy()
+    np.add.at(added, (idx[0], slice(None), jdx), 1.0)
+    wants = (x[idx, :, 1], x[0, :, jdx], x[idx[0], 1:3, jdx], x[..., jdx][1:, idx], x[:2, idx, ::2], added)
+    for got, want in zip(picks(x, idx, jdx), wants):
+        assert np.shape(got) == np.shape(want)
+        np.testing.assert_array_equal(got, want)
+    # the gradient reaches the selected elements (twice where an index repeats)
+    grad = dl.gradient(lambda v: dl.reduce_sum(v[idx[0], :, jdx] * 2.0))(x)
+    want = np.zeros_like(x)
+    np.add.at(want, (idx[0], slice(None), jdx), 2.0)
+    np.testing.assert_allclose(grad, want)
     with pytest.raises(dl.ShapeError, match="with integer arrays, the other positions must be ':'"):
-        dl.function(lambda v, i: v[i, :, 1])(x, idx)
+        dl.function(lambda v, i: v.at[i, 1:3, 0].set(0.0))(x, idx)
 
 
 def test_reduce_window_takes_padding_pairs_and_dilations():

@@ -214,6 +214,27 @@ def _reduces_an_invariant(op: ir.Operation, maps: list[ir.AffineMap], n_inputs: 
     return True
 
 
+def _gathers_from_strided_slice(op: ir.Operation) -> bool:
+    """Whether the body reads (``tensor.extract``) a slice with a non-unit stride.
+
+    Vectorized, such a read becomes a ``vector.gather`` from a strided memref
+    after bufferization, which MLIR 22's vector-to-LLVM conversion does not
+    lower (the module keeps unrealized casts: "cannot translate the module
+    to LLVM IR"; NNKit's ``x[:2, idx, ::2]``)."""
+    if not op.regions or not op.regions[0].blocks:
+        return False
+    for inner in op.regions[0].blocks[0].operations:
+        if inner.name != "tensor.extract":
+            continue
+        source = inner.operands[0].owner
+        source = getattr(source, "operation", source)
+        if isinstance(source, ir.Operation) and source.name == "tensor.extract_slice":
+            strides = ir.DenseI64ArrayAttr(source.attributes["static_strides"])
+            if any(int(v) != 1 for v in strides):
+                return True
+    return False
+
+
 def analyze_linalg_op(op: ir.Operation) -> LoopNest | None:
     """Describe ``op``'s loop nest, or ``None`` for non-structured or dynamic ops."""
     maps_attr = linalg.get_indexing_maps(op)
@@ -241,6 +262,7 @@ def analyze_linalg_op(op: ir.Operation) -> LoopNest | None:
         # reduction, an fpext of vector<33xbf16>: "Do not know how to soft
         # promote this operator's operand"): ops on bf16 stay scalar
         and not any(isinstance(_element_type(v.type), ir.BF16Type) for v in operands)
+        and not _gathers_from_strided_slice(op)
     )
     element_bytes = max((w or 8) for w in widths) // 8
     return LoopNest(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import builtins
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Union
 
 import numpy as np
@@ -813,6 +814,55 @@ def _advanced(x: Tensor, index: Any, what: str) -> tuple[Tensor, list[int]] | No
     return concatenate(columns, axis=len(shape)), dims
 
 
+@dataclass(frozen=True)
+class _Layout:
+    """numpy's general advanced indexing reduced to the consecutive case ``_advanced`` handles:
+    ``x`` sliced by the index's slices (``sliced``: there were some besides ``:``), then
+    transposed by ``perm`` (identity unless the advanced positions are separated: numpy then
+    puts the broadcast index dimensions first), and the index for that tensor."""
+
+    tensor: Tensor
+    index: tuple
+    perm: list[int]
+    sliced: bool
+
+
+def _advanced_layout(x: Tensor, index: Any) -> _Layout | None:
+    """The :class:`_Layout` of an index with integer arrays whose other positions are not all
+    ``:`` next to them (``x[i, :, j]``, ``x[0, :, i]``, ``x[i, 1:3]``); None otherwise (no
+    arrays, the consecutive case, or an index ``_advanced`` reports the error for)."""
+    items = list(index) if isinstance(index, tuple) else [index]
+    if not builtins.any(_is_index_array(item) for item in items):
+        return None
+    if builtins.any(item is None for item in items if not isinstance(item, (Tensor, np.ndarray, list))):
+        return None
+    ellipsis = [at for at, item in enumerate(items) if not isinstance(item, (Tensor, np.ndarray, list)) and item is Ellipsis]
+    if len(ellipsis) > 1 or len(items) - len(ellipsis) > x.ndim:
+        return None
+    if ellipsis:
+        items[ellipsis[0] : ellipsis[0] + 1] = [builtins.slice(None)] * (x.ndim - len(items) + 1)
+    items += [builtins.slice(None)] * (x.ndim - len(items))
+
+    def advanced(item: Any) -> bool:
+        return _is_index_array(item) or (isinstance(item, (int, np.integer)) and not isinstance(item, bool))
+
+    adv = [at for at, item in enumerate(items) if advanced(item)]
+    basic = [at for at in range(x.ndim) if at not in adv]
+    if not builtins.all(isinstance(items[at], builtins.slice) for at in basic):
+        return None
+    sliced = builtins.any(items[at] != builtins.slice(None) for at in basic)
+    consecutive = adv == list(range(adv[0], adv[-1] + 1))
+    if consecutive and not sliced:
+        return None
+    y = getitem(x, tuple(items[at] if at in basic else builtins.slice(None) for at in range(x.ndim))) if sliced else x
+    if consecutive:
+        return _Layout(y, tuple(items[at] if at in adv else builtins.slice(None) for at in range(x.ndim)),
+                       list(range(x.ndim)), sliced)
+    perm = adv + basic
+    return _Layout(transpose(y, perm), tuple(items[at] for at in adv) + (builtins.slice(None),) * len(basic),
+                   perm, sliced)
+
+
 def _advanced_numbers(x: Tensor, starts: Tensor, dims: list[int]) -> tuple[list[int], list[int]]:
     """(offset / update window dims, window sizes) of a gather / scatter at ``dims``."""
     batch = starts.ndim - 1
@@ -900,9 +950,13 @@ def getitem(x: Tensor, index: Any) -> Tensor:
     """``x[index]`` with ints, rank-0 integer tensors (``dlvm.dynamic_slice``; negative
     positions count from the end, then clamped as XLA does), slices (positive steps),
     ``...`` and ``None``: a slice, then a reshape; or with integer arrays at consecutive
-    positions, the others ``:`` (numpy's advanced indexing: ``dlvm.gather``), boolean masks
-    known at trace time being the arrays of their True positions."""
+    positions, the others ``:`` (numpy's advanced indexing: ``dlvm.gather``; arrays separated
+    by slices put their broadcast dimensions first, as numpy does), boolean masks known at
+    trace time being the arrays of their True positions."""
     index = _boolean_masks(x, index, "x[...]")
+    layout = _advanced_layout(x, index)
+    if layout is not None:  # separated arrays, or slices beside them: numpy's layout of the result
+        x, index = layout.tensor, layout.index
     advanced = _advanced(x, index, "x[...]")
     if advanced is not None:
         starts, dims = advanced

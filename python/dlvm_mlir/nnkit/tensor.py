@@ -327,6 +327,12 @@ class _AtWindow:
 
     def _update(self, values: Any, kind: str, what: str) -> Tensor:
         x = self._tensor
+        layout = ops._advanced_layout(x, self._index)
+        if layout is not None:  # separated arrays: update the transposed tensor, transpose back
+            if layout.sliced:
+                raise ShapeError(f"{what}: with integer arrays, the other positions must be ':' (whole dimensions)")
+            updated = _AtWindow(layout.tensor, layout.index)._update(values, kind, what)
+            return ops.transpose(updated, [layout.perm.index(d) for d in range(x.ndim)])
         advanced = ops._advanced(x, self._index, what)
         if advanced is not None:  # integer arrays: dlvm.scatter
             starts, dims = advanced
