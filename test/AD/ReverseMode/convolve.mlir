@@ -41,20 +41,17 @@ func.func private @conv_grad(tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>, tensor<1x
 // CHECK:      %[[V4:.*]] = dlvm.reverse %[[V3]] dims [2] : tensor<4x3x2xf32>
 // CHECK:      %[[V5:.*]] = dlvm.convolve %[[ARG2]], %[[V4]] padding [1, 1] lhs_dilation [2] rhs_dilation [2] groups 2 : tensor<2x6x7xf32>, tensor<4x3x2xf32>
 // CHECK:      %[[V6:.*]] = dlvm.slice %[[V5]] offsets [0, 0, 0] sizes [2, 4, 7] strides [1, 1, 2] : tensor<2x4x13xf32>
-// CHECK:      %[[V7:.*]] = dlvm.slice %[[ARG0]] offsets [0, 0, 0] sizes [2, 2, 7] : tensor<2x4x7xf32>
-// CHECK:      %[[V8:.*]] = dlvm.slice %[[ARG2]] offsets [0, 0, 0] sizes [2, 3, 7] : tensor<2x6x7xf32>
-// CHECK:      %[[V9:.*]] = dlvm.transpose %[[V7]] perm [1, 0, 2] : tensor<2x2x7xf32>
-// CHECK:      %[[V10:.*]] = dlvm.transpose %[[V8]] perm [1, 0, 2] : tensor<2x3x7xf32>
-// CHECK:      %[[V11:.*]] = dlvm.convolve %[[V9]], %[[V10]] strides [2] padding [1, 2] lhs_dilation [2] rhs_dilation [2] : tensor<2x2x7xf32>, tensor<3x2x7xf32>
-// CHECK:      %[[V12:.*]] = dlvm.transpose %[[V11]] perm [1, 0, 2] : tensor<2x3x2xf32>
-// CHECK:      %[[V13:.*]] = dlvm.slice %[[ARG0]] offsets [0, 2, 0] sizes [2, 2, 7] : tensor<2x4x7xf32>
-// CHECK:      %[[V14:.*]] = dlvm.slice %[[ARG2]] offsets [0, 3, 0] sizes [2, 3, 7] : tensor<2x6x7xf32>
-// CHECK:      %[[V15:.*]] = dlvm.transpose %[[V13]] perm [1, 0, 2] : tensor<2x2x7xf32>
-// CHECK:      %[[V16:.*]] = dlvm.transpose %[[V14]] perm [1, 0, 2] : tensor<2x3x7xf32>
-// CHECK:      %[[V17:.*]] = dlvm.convolve %[[V15]], %[[V16]] strides [2] padding [1, 2] lhs_dilation [2] rhs_dilation [2] : tensor<2x2x7xf32>, tensor<3x2x7xf32>
-// CHECK:      %[[V18:.*]] = dlvm.transpose %[[V17]] perm [1, 0, 2] : tensor<2x3x2xf32>
-// CHECK:      %[[V19:.*]] = dlvm.concatenate %[[V12]], %[[V18]] axis 0 : tensor<3x2x2xf32>, tensor<3x2x2xf32>
-// CHECK:      return %[[V6]], %[[V19]] : tensor<2x4x7xf32>, tensor<6x2x2xf32>
+// The kernel gradient of both groups is one grouped convolution: the input as [C/G, G*N, ...]
+// (each group's images are its channels), the cotangent as the kernel [O, N, ...].
+// CHECK:      %[[V7:.*]] = dlvm.reshape %[[ARG0]] to [2, 2, 2, 7] : tensor<2x4x7xf32>
+// CHECK:      %[[V8:.*]] = dlvm.transpose %[[V7]] perm [2, 1, 0, 3] : tensor<2x2x2x7xf32>
+// CHECK:      %[[V9:.*]] = dlvm.reshape %[[V8]] to [2, 4, 7] : tensor<2x2x2x7xf32>
+// CHECK:      %[[V10:.*]] = dlvm.reshape %[[ARG2]] to [2, 2, 3, 7] : tensor<2x6x7xf32>
+// CHECK:      %[[V11:.*]] = dlvm.transpose %[[V10]] perm [1, 2, 0, 3] : tensor<2x2x3x7xf32>
+// CHECK:      %[[V12:.*]] = dlvm.reshape %[[V11]] to [6, 2, 7] : tensor<2x3x2x7xf32>
+// CHECK:      %[[V13:.*]] = dlvm.convolve %[[V9]], %[[V12]] strides [2] padding [1, 2] lhs_dilation [2] rhs_dilation [2] groups 2 : tensor<2x4x7xf32>, tensor<6x2x7xf32>
+// CHECK:      %[[V14:.*]] = dlvm.transpose %[[V13]] perm [1, 0, 2] : tensor<2x6x2xf32>
+// CHECK:      return %[[V6]], %[[V14]] : tensor<2x4x7xf32>, tensor<6x2x2xf32>
 func.func @conv_general(%x: tensor<2x4x7xf32>, %k: tensor<6x2x2xf32>) -> tensor<2x6x7xf32> {
   %y = dlvm.convolve %x, %k strides [2] padding [1, 2] lhs_dilation [2] rhs_dilation [2] groups 2 : tensor<2x4x7xf32>, tensor<6x2x2xf32>
   return %y : tensor<2x6x7xf32>

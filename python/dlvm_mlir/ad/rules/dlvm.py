@@ -1075,11 +1075,15 @@ def _conv_kernel_grad(conv: _Conv, g: ir.Value, x: ir.Value) -> ir.Value:
     n, c = conv.input_shape[:2]
     o = conv.kernel_shape[0]
     cg, og = c // groups, o // groups
-    spatial = list(range(3, 3 + conv.ns))
-    xs = vocab.reshape(x, [n, groups, cg, *conv.input_shape[2:]])
-    xs = vocab.reshape(vocab.transpose(xs, [2, 1, 0, *spatial]), [cg, groups * n, *conv.input_shape[2:]])
-    gs = vocab.reshape(g, [n, groups, og, *conv.output_shape[2:]])
-    gs = vocab.reshape(vocab.transpose(gs, [1, 2, 0, *spatial]), [o, n, *conv.output_shape[2:]])
+    if groups == 1:  # the same, without the group dimension
+        swap = [1, 0, *range(2, 2 + conv.ns)]
+        xs, gs = vocab.transpose(x, swap), vocab.transpose(g, swap)
+    else:
+        spatial = list(range(3, 3 + conv.ns))
+        xs = vocab.reshape(x, [n, groups, cg, *conv.input_shape[2:]])
+        xs = vocab.reshape(vocab.transpose(xs, [2, 1, 0, *spatial]), [cg, groups * n, *conv.input_shape[2:]])
+        gs = vocab.reshape(g, [n, groups, og, *conv.output_shape[2:]])
+        gs = vocab.reshape(vocab.transpose(gs, [1, 2, 0, *spatial]), [o, n, *conv.output_shape[2:]])
     full = _convolve(xs, gs, conv.rhs_dilation, conv.padding, conv.lhs_dilation, conv.strides, groups)
     window = conv.kernel_shape[2:]
     cropped = vocab.slice_(full, [0] * (2 + conv.ns), [cg, o, *window])
