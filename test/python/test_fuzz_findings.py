@@ -10,6 +10,7 @@ import pytest
 
 import dlvm_mlir
 import dlvm_mlir.compiler
+from dlvm_mlir.compiler import lower
 from dlvm_mlir.errors import DLVMError
 from dlvm_mlir.interpreter import run as interpret
 
@@ -582,3 +583,21 @@ func.func @extract(%t: tensor<1x3xi8>, %i: index) -> i8 {
         with pytest.raises(DLVMError, match=f"index {i} is out of bounds for dimension 0 of size 1") as info:
             interpret(text, "extract", t, np.int64(i))
         assert info.value.__cause__ is None or not isinstance(info.value.__cause__, IndexError)
+
+
+def test_gradient_of_a_mean_over_an_empty_dimension():
+    """dlvm-fuzz seed 1212: the adjoint of reduce mean divided by the element count in
+    Python (ZeroDivisionError) when the reduced dimension is empty; x is empty, so its
+    gradient is the empty tensor."""
+    text = """func.func @mean(%x: tensor<0x3xf32>) -> tensor<3xf32> {
+  %y = dlvm.reduce mean %x dims [0] : tensor<0x3xf32>
+  return %y : tensor<3xf32>
+}
+func.func private @mean_grad(tensor<0x3xf32>, tensor<3xf32>) -> tensor<0x3xf32>
+    attributes {dlvm.gradient = #dlvm.gradient<of @mean seedable>}
+"""
+    exe = dlvm_mlir.compile(text, filename=FILE)
+    grad = exe["mean_grad"](np.zeros((0, 3), np.float32), np.ones(3, np.float32))
+    assert grad.shape == (0, 3)
+    differentiated = str(lower(text, until="ad"))
+    assert interpret(differentiated, "mean_grad", np.zeros((0, 3), np.float32), np.ones(3, np.float32)).shape == (0, 3)

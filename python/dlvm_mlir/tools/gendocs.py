@@ -54,7 +54,9 @@ def passes_doc() -> str:
         "in `--pass-pipeline`; from Python, `dlvm_mlir.passes.run_pipeline(module, \"builtin.module(NAME)\")`.",
         "Each section gives the pass's summary, its options and the documentation of its module.",
     ]
-    for pass_cls in registry.registered_passes():
+    # the project's own (a plugin's or a test's registrations are not documented here)
+    own = [p for p in registry.registered_passes() if p.__module__.startswith("dlvm_mlir.")]
+    for pass_cls in own:
         doc = (_sys.modules[pass_cls.__module__].__doc__ or "").strip()
         lines += ["", f"## `{pass_cls.name}`", "", pass_cls.summary + ".", *_option_rows(pass_cls.options)]
         if doc:
@@ -64,6 +66,8 @@ def passes_doc() -> str:
         lines += ["", f"### `{name}`", "", summary + "."]
     lines += ["", "## Pipelines"]
     for spec in registry.registered_pipelines():
+        if not getattr(spec.build, "__module__", "dlvm_mlir.").startswith("dlvm_mlir."):
+            continue
         lines += ["", f"### `{spec.name}`", "", spec.summary + ".", *_option_rows(spec.options)]
     return "\n".join(lines) + "\n"
 

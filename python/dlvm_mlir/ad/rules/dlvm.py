@@ -585,8 +585,9 @@ def _reduce_sum_adjoint(kind, x, y, g, dims, init, want_x, want_init):
     dx = None
     if want_x:
         dx = vocab.expand_reduced(g, full, dims)
-        if kind == "mean":
-            dx = mul(dx, 1.0 / _count(full, dims))
+        count = _count(full, dims)
+        if kind == "mean" and count:  # (an empty reduction leaves x empty: nothing to scale)
+            dx = mul(dx, 1.0 / count)
     return dx, vocab.sum_all(g) if want_init else None
 
 
