@@ -170,7 +170,7 @@ def build(directory: Path) -> None:
     # the MLP gradient of examples/mlp.mlir, against the CPU back end
     mlp = (ROOT / "examples" / "mlp.mlir").read_text()
     cpu = dlvm_mlir.compile(mlp, target="cpu")
-    args = [np.asarray(a) for a in test_gpu_mlp_args()]
+    args = list(test_gpu.mlp_args())
     artifact = cuda("mlp_grad", mlp)
     for entry in ("loss", "loss_grad"):
         want = _as_tuple(cpu[entry](*args))
@@ -223,18 +223,6 @@ def reduction_cases() -> dict[str, str]:
         "softmax_tall": fn("softmax_tall", "4096x16", "tensor<4096x16xf32>", "dlvm.softmax %a0 axis 0"),
         "log_softmax_wide": fn("log_softmax_wide", "8x5000", "tensor<8x5000xf32>", "dlvm.log_softmax %a0 axis 1"),
     }
-
-
-def test_gpu_mlp_args() -> tuple[np.ndarray, ...]:
-    """The arguments of test_gpu's MLP-gradient test."""
-    rng = np.random.default_rng(3)
-    x = rng.standard_normal((32, 784)).astype(np.float32)
-    w1 = (rng.standard_normal((784, 128)) * 0.05).astype(np.float32)
-    b1 = np.zeros((1, 128), np.float32)
-    w2 = (rng.standard_normal((128, 10)) * 0.1).astype(np.float32)
-    b2 = np.zeros((1, 10), np.float32)
-    y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 32)]
-    return x, w1, b1, w2, b2, y
 
 
 # ----------------------------------------------------------------------------

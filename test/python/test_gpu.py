@@ -615,10 +615,8 @@ def test_gpu_ops_match_the_cpu_backend(name: str) -> None:
     np.testing.assert_allclose(gpu[f"t_{name}"](*args), cpu[f"t_{name}"](*args), rtol=1e-5, atol=1e-5)
 
 
-@needs_gpu
-def test_gpu_mlp_gradient_matches_cpu() -> None:
-    cpu = dlvm_mlir.compile(MLP, target="cpu")
-    gpu = dlvm_mlir.compile(MLP, target="cuda")
+def mlp_args() -> tuple[np.ndarray, ...]:
+    """Arguments of examples/mlp.mlir's @loss and @loss_grad (also benchmarks/gpu_check.py's)."""
     rng = np.random.default_rng(3)
     x = rng.standard_normal((32, 784)).astype(np.float32)
     w1 = (rng.standard_normal((784, 128)) * 0.05).astype(np.float32)
@@ -626,7 +624,14 @@ def test_gpu_mlp_gradient_matches_cpu() -> None:
     w2 = (rng.standard_normal((128, 10)) * 0.1).astype(np.float32)
     b2 = np.zeros((1, 10), np.float32)
     y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 32)]
-    args = (x, w1, b1, w2, b2, y)
+    return x, w1, b1, w2, b2, y
+
+
+@needs_gpu
+def test_gpu_mlp_gradient_matches_cpu() -> None:
+    cpu = dlvm_mlir.compile(MLP, target="cpu")
+    gpu = dlvm_mlir.compile(MLP, target="cuda")
+    args = mlp_args()
     for got, want in zip(gpu["loss_grad"](*args), cpu["loss_grad"](*args)):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(gpu["loss"](*args), cpu["loss"](*args), rtol=1e-5)
