@@ -173,14 +173,14 @@ def plot(rows: list[dict[str, Any]], frameworks: list[str], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = [f"{r['layer']}\n{r['pass']}" for r in rows]
+    labels = [f"{r['key']} {r['pass']}" for r in rows]
     fig, ax = plt.subplots(figsize=(max(8, len(rows) * 0.9), 4.5))
     width = 0.8 / len(frameworks)
     for i, name in enumerate(frameworks):
         values = [r["gflops"].get(name, 0.0) for r in rows]
         ax.bar(np.arange(len(rows)) + i * width, values, width, label=name)
     ax.set_xticks(np.arange(len(rows)) + width * (len(frameworks) - 1) / 2)
-    ax.set_xticklabels(labels, fontsize=6)
+    ax.set_xticklabels(labels, fontsize=7, rotation=45, ha="right")
     ax.set_ylabel("GFLOP/s (higher is better)")
     ax.set_title(f"convolution layers, batch {BATCH}, f32, {THREADS} threads", fontsize=9)
     ax.legend()
@@ -224,7 +224,7 @@ def main() -> int:
             gflops = {name: layer.flops / (v * 1e6) for name, v in ms.items()}
             peers = [ms[name] for name in frameworks if name != "dlvm"]
             ratio = ms["dlvm"] / min(peers) if peers else float("nan")
-            rows.append({"layer": layer.name, "pass": p, "ms": ms, "gflops": gflops, "dlvm_over_best_peer": ratio})
+            rows.append({"layer": layer.name, "key": key, "pass": p, "ms": ms, "gflops": gflops, "dlvm_over_best_peer": ratio})
             cells = "  ".join(f"{name} {ms[name]:7.2f} ms {gflops[name]:6.1f} GF/s ({100 * gflops[name] / args.peak:4.1f}%)"
                               for name in frameworks)
             print(f"{layer.name:26s} {p:3s}  {cells}  dlvm/best {ratio:4.2f}x", flush=True)
