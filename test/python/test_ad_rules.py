@@ -305,6 +305,25 @@ CASES: list[Case] = [
         [((1, 1, 5), "normal"), ((1, 1, 2), "normal")],
         "tensor<1x1x4xf64>",
     ),
+    # Strided without dilations: the input gradient by phases (one convolution per phase).
+    _op(
+        "convolve_phases_2d_groups",
+        "dlvm.convolve %a, %b strides [2, 3] padding [1, 0, 2, 1] groups 2 : tensor<2x4x7x8xf64>, tensor<6x2x3x4xf64>",
+        [((2, 4, 7, 8), "normal"), ((6, 2, 3, 4), "normal")],
+        "tensor<2x6x3x3xf64>",
+    ),
+    _op(
+        "convolve_phases_window_below_stride",  # a 1x2 window with strides 2x3: phases without taps
+        "dlvm.convolve %a, %b strides [2, 3] : tensor<1x2x5x7xf64>, tensor<3x2x1x2xf64>",
+        [((1, 2, 5, 7), "normal"), ((3, 2, 1, 2), "normal")],
+        "tensor<1x3x3x2xf64>",
+    ),
+    _op(
+        "convolve_phases_negative_padding",
+        "dlvm.convolve %a, %b strides [2] padding [-1, 3] : tensor<1x1x9xf64>, tensor<2x1x3xf64>",
+        [((1, 1, 9), "normal"), ((2, 1, 3), "normal")],
+        "tensor<1x2x5xf64>",
+    ),
     # Negative padding crops the (dilated) input.
     _op(
         "convolve_negative_padding",

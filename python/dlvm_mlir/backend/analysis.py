@@ -214,13 +214,28 @@ def _reduces_an_invariant(op: ir.Operation, maps: list[ir.AffineMap], n_inputs: 
     return True
 
 
-def _gathers_from_strided_slice(op: ir.Operation) -> bool:
-    """Whether the body reads (``tensor.extract``) a slice with a non-unit stride.
+def _contiguous_slice(slice_op: ir.Operation) -> bool:
+    """Whether a ``tensor.extract_slice`` is one contiguous run of its (row-major) source:
+    unit strides, leading sizes 1, then at most one partial dimension, then whole ones."""
+    strides = [int(v) for v in ir.DenseI64ArrayAttr(slice_op.attributes["static_strides"])]
+    sizes = [int(v) for v in ir.DenseI64ArrayAttr(slice_op.attributes["static_sizes"])]
+    source = ir.RankedTensorType(slice_op.operands[0].type).shape
+    if any(v != 1 for v in strides) or len(sizes) != len(source):
+        return False
+    partial = next((d for d, size in enumerate(sizes) if size != 1), len(sizes))
+    return all(sizes[d] == source[d] for d in range(partial + 1, len(sizes)))
 
-    Vectorized, such a read becomes a ``vector.gather`` from a strided memref
-    after bufferization, which MLIR 22's vector-to-LLVM conversion does not
-    lower (the module keeps unrealized casts: "cannot translate the module
-    to LLVM IR"; NNKit's ``x[:2, idx, ::2]``)."""
+
+def _gathers_from_a_slice(op: ir.Operation) -> bool:
+    """Whether the body reads (``tensor.extract``) a slice that is not one contiguous run of
+    its source.
+
+    Vectorized (``vectorize_nd_extract``), such a read becomes a ``vector.gather`` whose
+    indices are linearized by the slice's shape; after bufferization the slice is a strided
+    view of its source, so rows past the first are read at the wrong places (a reversed
+    slice, the adjoint of a pad after a reverse: dlvm-fuzz seed 1313), or, with a non-unit
+    innermost stride, MLIR 22's vector-to-LLVM conversion leaves unrealized casts ("cannot
+    translate the module to LLVM IR"; NNKit's ``x[:2, idx, ::2]``)."""
     if not op.regions or not op.regions[0].blocks:
         return False
     for inner in op.regions[0].blocks[0].operations:
@@ -228,10 +243,8 @@ def _gathers_from_strided_slice(op: ir.Operation) -> bool:
             continue
         source = inner.operands[0].owner
         source = getattr(source, "operation", source)
-        if isinstance(source, ir.Operation) and source.name == "tensor.extract_slice":
-            strides = ir.DenseI64ArrayAttr(source.attributes["static_strides"])
-            if any(int(v) != 1 for v in strides):
-                return True
+        if isinstance(source, ir.Operation) and source.name == "tensor.extract_slice" and not _contiguous_slice(source):
+            return True
     return False
 
 
@@ -262,7 +275,7 @@ def analyze_linalg_op(op: ir.Operation) -> LoopNest | None:
         # reduction, an fpext of vector<33xbf16>: "Do not know how to soft
         # promote this operator's operand"): ops on bf16 stay scalar
         and not any(isinstance(_element_type(v.type), ir.BF16Type) for v in operands)
-        and not _gathers_from_strided_slice(op)
+        and not _gathers_from_a_slice(op)
     )
     element_bytes = max((w or 8) for w in widths) // 8
     return LoopNest(

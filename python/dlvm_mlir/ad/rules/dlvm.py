@@ -1036,12 +1036,13 @@ def _conv_input_grad(conv: _Conv, g: ir.Value, kernel: ir.Value) -> ir.Value:
     groups = conv.groups
     o, cg = conv.kernel_shape[0], conv.kernel_shape[1]
     window = conv.kernel_shape[2:]
-    # Kernel [O, C/G, w...] -> [C, O/G, w...] per group, flipped spatially.
+    # Kernel [O, C/G, w...] -> [C, O/G, w...] per group (flipped spatially below).
     grouped = vocab.reshape(kernel, [groups, o // groups, cg, *window])
-    swapped = vocab.transpose(grouped, [0, 2, 1, *range(3, 3 + conv.ns)])
-    flipped = vocab.reverse(
-        vocab.reshape(swapped, [groups * cg, o // groups, *window]), list(range(2, 2 + conv.ns))
-    )
+    swapped = vocab.reshape(vocab.transpose(grouped, [0, 2, 1, *range(3, 3 + conv.ns)]),
+                            [groups * cg, o // groups, *window])
+    if any(s > 1 for s in conv.strides) and all(d == 1 for d in [*conv.lhs_dilation, *conv.rhs_dilation]):
+        return _conv_input_grad_by_phases(conv, g, swapped)
+    flipped = vocab.reverse(swapped, list(range(2, 2 + conv.ns)))
     padding: list[int] = []
     crop: list[tuple[int, int]] = []
     dilated_sizes: list[int] = []
@@ -1059,6 +1060,64 @@ def _conv_input_grad(conv: _Conv, g: ir.Value, kernel: ir.Value) -> ir.Value:
     batch_channels = conv.input_shape[:2]
     dilated = vocab.slice_(full, [0, 0, *(start for start, _ in crop)], [*batch_channels, *dilated_sizes])
     return vocab.slice_(dilated, [0] * (2 + conv.ns), conv.input_shape, [1, 1, *conv.lhs_dilation])
+
+
+def _conv_input_grad_by_phases(conv: _Conv, g: ir.Value, swapped: ir.Value) -> ir.Value:
+    """The input gradient of a strided convolution (no dilations) as stride^2 (per 2-D)
+    small convolutions, one per phase of the input, interleaved.
+
+    Per spatial dimension (input n, output m, window K, stride s, low padding lo): the
+    gradient at input position i = s*t + a (phase a) collects g[o] * w[k] over
+    o*s + k = i + lo, i.e. the taps k = k0 + j*s with k0 = (a + lo) mod s, at
+    o = t + e0 - j, e0 = (a + lo - k0) / s: a plain convolution of g with those taps
+    reversed, g shifted by (J-1) - e0 (padded or cropped). The transposed convolution of
+    g dilated by s would multiply (s-1)/s of its terms by inserted zeros in each dimension.
+    """
+    ns = conv.ns
+    n_batch, channels = conv.input_shape[:2]
+    window = conv.kernel_shape[2:]
+    per_dim = []  # per dimension: [(k0, taps, e0) for each phase a], phase length T
+    for i in range(ns):
+        n, s, lo, k = conv.input_shape[2 + i], conv.strides[i], conv.low(i), window[i]
+        phases = []
+        for a in range(s):
+            k0 = (a + lo) % s
+            taps = -(-(k - k0) // s) if k0 < k else 0
+            phases.append((k0, taps, (a + lo - k0) // s))
+        per_dim.append((phases, -(-n // s)))
+    lengths = [t for _, t in per_dim]
+    outputs = []
+    for phase in itertools.product(*(range(conv.strides[i]) for i in range(ns))):
+        chosen = [per_dim[i][0][a] for i, a in enumerate(phase)]
+        if any(taps == 0 for _, taps, _ in chosen):
+            outputs.append(vocab.zeros(ir.RankedTensorType.get(
+                [n_batch, channels, *lengths], ir.RankedTensorType(g.type).element_type)))
+            continue
+        sub = vocab.slice_(swapped, [0, 0, *(k0 for k0, _, _ in chosen)],
+                           [*vocab.shape(swapped)[:2], *(taps for _, taps, _ in chosen)],
+                           [1, 1, *conv.strides])
+        sub = vocab.reverse(sub, list(range(2, 2 + ns)))
+        offsets, sizes, padding = [0, 0], list(vocab.shape(g)[:2]), []
+        for i, (_, taps, e0) in enumerate(chosen):
+            m = conv.output_shape[2 + i]
+            low = taps - 1 - e0
+            high = lengths[i] + taps - 1 - m - low
+            offsets.append(max(-low, 0))
+            sizes.append(m - max(-low, 0) - max(-high, 0))
+            padding += [max(low, 0), max(high, 0)]
+        if any(size <= 0 for size in sizes[2:]):  # the cotangent does not reach this phase
+            outputs.append(vocab.zeros(ir.RankedTensorType.get(
+                [n_batch, channels, *lengths], ir.RankedTensorType(g.type).element_type)))
+            continue
+        cropped = vocab.slice_(g, offsets, sizes) if offsets != [0] * (2 + ns) or sizes != vocab.shape(g) else g
+        outputs.append(_convolve(cropped, sub, [1] * ns, padding, [1] * ns, [1] * ns, conv.groups))
+    # [phases..., N, C, T...] -> [N, C, T0, s0, T1, s1, ...] -> [N, C, T0*s0, ...] -> the input's size
+    stacked = vocab.concat([vocab.reshape(v, [1, *vocab.shape(v)]) for v in outputs], 0)
+    stacked = vocab.reshape(stacked, [*conv.strides, n_batch, channels, *lengths])
+    perm = [ns, ns + 1] + [p for i in range(ns) for p in (ns + 2 + i, i)]
+    interleaved = vocab.reshape(vocab.transpose(stacked, perm),
+                                [n_batch, channels, *(t * s for t, s in zip(lengths, conv.strides))])
+    return vocab.slice_(interleaved, [0] * (2 + ns), conv.input_shape)
 
 
 def _conv_kernel_grad(conv: _Conv, g: ir.Value, x: ir.Value) -> ir.Value:
