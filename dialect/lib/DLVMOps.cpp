@@ -1432,6 +1432,10 @@ static LogicalResult verifyArgExtremum(OpT op) {
            << llvm::make_range(shape.begin(), shape.end()) << "], got " << r;
   if (r.getElementType().isInteger(1))
     return op.emitOpError("the result must be an integer type wider than i1");
+  // As numpy and JAX, which raise: no position is the extremum of no elements.
+  if (t.getDimSize(axis) == 0 && r.getNumElements() > 0)
+    return op.emitOpError("axis ") << axis << " is empty: there is no position of an extremum of "
+                                   << t;
   return success();
 }
 LogicalResult ArgMaxOp::verify() { return verifyArgExtremum(*this); }

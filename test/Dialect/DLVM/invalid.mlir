@@ -959,3 +959,19 @@ func.func @window_dilated_too_wide(%x: tensor<4x8xf32>) {
   return
 }
 
+// -----
+
+// dlvm-fuzz seed 1414: the interpreter raised numpy's "argmax of an empty sequence".
+func.func @argmax_empty_axis(%x: tensor<0x8xf32>) {
+  // expected-error @+1 {{'dlvm.argmax' op axis 0 is empty: there is no position of an extremum of 'tensor<0x8xf32>'}}
+  %0 = dlvm.argmax %x axis 0 : tensor<0x8xf32> -> tensor<8xi32>
+  return
+}
+
+// -----
+
+// An empty result needs no extremum.
+func.func @argmin_empty_result(%x: tensor<0x0xf32>) -> tensor<0xi32> {
+  %0 = dlvm.argmin %x axis 0 : tensor<0x0xf32> -> tensor<0xi32>
+  return %0 : tensor<0xi32>
+}
