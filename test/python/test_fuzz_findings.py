@@ -620,3 +620,36 @@ def test_reverse_of_a_slice_reads_the_slice(rows, cols):
     g1 = rng.standard_normal((rows, cols)).astype(np.float32)
     g0 = rng.standard_normal((rows, cols - 1)).astype(np.float32)
     np.testing.assert_array_equal(dlvm_mlir.compile(text)["f"](g1, g0), g1[:, 1:][::-1, ::-1] + g0)
+
+
+def test_argmin_of_an_empty_tensor_with_an_empty_result():
+    """dlvm-fuzz seed 1515: the verifier allows an empty axis when the result is empty too;
+    the interpreter then called numpy's argmin on no elements (ValueError, a traceback)."""
+    text = """func.func @f(%x: tensor<0x0xf32>) -> tensor<0xi32> {
+  %0 = dlvm.argmin %x axis 0 : tensor<0x0xf32> -> tensor<0xi32>
+  return %0 : tensor<0xi32>
+}
+"""
+    x = np.zeros((0, 0), np.float32)
+    assert interpret(text, "f", x).shape == (0,)
+    assert dlvm_mlir.compile(text)["f"](x).shape == (0,)
+
+
+def test_gradient_of_a_reduce_window_with_a_huge_window():
+    """dlvm-fuzz seed 1515: the derivative of reduce_window enumerates the window's positions;
+    a window of 2^33 positions ran out of memory (MemoryError traceback). On an empty input the
+    derivative is zeros without enumerating; otherwise such a window is a located error."""
+    def program(batch: int) -> str:
+        y, r = f"tensor<{batch}x2x5x5xf32>", f"tensor<{batch}x2x3x3xf32>"
+        return f"""func.func @f(%y: {y}) -> {r} {{
+  %1 = dlvm.reduce_window max %y window [1, 1, 2, 4294967296] strides [1, 1, 2, 2] padding half : {y}
+  return %1 : {r}
+}}
+func.func private @f_grad({y}, {r}) -> {y}
+    attributes {{dlvm.gradient = #dlvm.gradient<of @f wrt [0] seedable>}}
+"""
+    exe = dlvm_mlir.compile(program(0), filename=FILE)
+    assert exe["f_grad"](np.zeros((0, 2, 5, 5), np.float32), np.zeros((0, 2, 3, 3), np.float32)).shape == (0, 2, 5, 5)
+    with pytest.raises(DLVMError, match=r"is not differentiable with a window of 8589934592 positions") as info:
+        dlvm_mlir.compile(program(1), filename=FILE)
+    assert f"{FILE}:2:8: error: 'dlvm.reduce_window' is not differentiable" in str(info.value)

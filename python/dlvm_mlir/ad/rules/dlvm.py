@@ -868,7 +868,21 @@ class _Windows:
         self.base = [g[4] for g in self.geometry]
         dims = zip(self.input, self.window, self.strides, self.geometry)
         self.padded = [window_padded_extent(*d) for d in dims]
-        self.offsets = list(itertools.product(*(range(w) for w in self.window)))
+
+    @property
+    def empty(self) -> bool:
+        """No input or no output element: the derivative is zero (nothing to enumerate)."""
+        return 0 in self.input or 0 in self.output
+
+    def offsets(self, accessor) -> list[tuple[int, ...]]:
+        """The window positions; the rules emit ops per position, so a window of more than
+        :data:`MAX_WINDOW_POSITIONS` is a located error (dlvm-fuzz seed 1515: 2^33 positions
+        ran out of memory)."""
+        count = math.prod(self.window)
+        if count > MAX_WINDOW_POSITIONS:
+            raise accessor.fail(f"with a window of {count} positions (the derivative unrolls the window; "
+                                f"at most {MAX_WINDOW_POSITIONS})")
+        return list(itertools.product(*(range(w) for w in self.window)))
 
     @property
     def padded_type(self) -> ir.Type:
@@ -916,16 +930,21 @@ class _Windows:
 
 
 _WINDOW_FILL = {"max": -math.inf, "min": math.inf, "mul": 1.0}
+#: the largest window whose derivative is unrolled (a 256x256 global pooling)
+MAX_WINDOW_POSITIONS = 1 << 16
 
 
 @adjoint("dlvm.reduce_window")
 def _reduce_window(r) -> None:
     win = _Windows(r.op)
+    if win.empty:
+        r.accumulate(0, vocab.zeros(r.x(0).type))
+        return
     g = r.g
     if win.kind in ("add", "mean"):
         if win.kind == "mean":
             g = win.divide_by_counts(g)
-        r.accumulate(0, win.unpad(win.scatter((offset, g) for offset in win.offsets)))
+        r.accumulate(0, win.unpad(win.scatter((offset, g) for offset in win.offsets(r))))
         return
     weights = _window_weights(win, r.x(0), r.y(0), r)
     r.accumulate(0, win.unpad(win.scatter((offset, mul(g, w)) for offset, w in weights)))
@@ -936,6 +955,9 @@ def _reduce_window_tangent(t) -> None:
     win = _Windows(t.op)
     if win.kind in ("add", "mean"):
         linear_tangent(t)
+        return
+    if win.empty:
+        t.set(0, vocab.zeros(t.y(0).type))
         return
     weights = _window_weights(win, t.x(0), t.y(0), t)
     padded = win.pad(t.dx(0), 0.0)
@@ -951,15 +973,16 @@ def _window_weights(win: _Windows, x: ir.Value, y: ir.Value, accessor) -> list[t
     """
     if win.kind not in _WINDOW_FILL:
         raise accessor.fail(f"for window reduction kind '{win.kind}'")
+    offsets = win.offsets(accessor)
     padded = win.pad(x, _WINDOW_FILL[win.kind])
-    values = [win.at(padded, offset) for offset in win.offsets]
+    values = [win.at(padded, offset) for offset in offsets]
     if win.kind == "mul":
         if len(values) == 1:
-            return [(win.offsets[0], vocab.ones(y.type))]
-        return [(offset, vocab.mul_all(values[:i] + values[i + 1 :])) for i, offset in enumerate(win.offsets)]
+            return [(offsets[0], vocab.ones(y.type))]
+        return [(offset, vocab.mul_all(values[:i] + values[i + 1 :])) for i, offset in enumerate(offsets)]
     weights = []
     taken = None  # 1 where an earlier offset already hit the result
-    for i, (offset, v) in enumerate(zip(win.offsets, values, strict=True)):
+    for i, (offset, v) in enumerate(zip(offsets, values, strict=True)):
         hit = mask_to_float(cmp("eq", v, y), y)
         first = hit if taken is None else mul(hit, sub(1.0, taken))
         weights.append((offset, first))
