@@ -653,3 +653,25 @@ func.func private @f_grad({y}, {r}) -> {y}
     with pytest.raises(DLVMError, match=r"is not differentiable with a window of 8589934592 positions") as info:
         dlvm_mlir.compile(program(1), filename=FILE)
     assert f"{FILE}:2:8: error: 'dlvm.reduce_window' is not differentiable" in str(info.value)
+
+
+def test_gradient_of_a_loop_whose_trip_count_exceeds_an_index():
+    """dlvm-fuzz seed 1515: a loop from -2^63 to 3 runs 2^63 + 3 times; building its trip count
+    as an index constant failed in Python (TypeError, a traceback). A located error now."""
+    text = """func.func @rnn(%h0: tensor<1x8xf32>, %w: tensor<8x8xf32>) -> tensor<1x8xf32> {
+  %c0 = arith.constant -9223372036854775808 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %h = scf.for %t = %c0 to %c3 step %c1 iter_args(%hc = %h0) -> (tensor<1x8xf32>) {
+    %a = dlvm.dot %hc, %w : tensor<1x8xf32>, tensor<8x8xf32>
+    %hn = dlvm.tanh %a : tensor<1x8xf32>
+    scf.yield %hn : tensor<1x8xf32>
+  }
+  return %h : tensor<1x8xf32>
+}
+func.func private @rnn_grad(tensor<1x8xf32>, tensor<8x8xf32>, tensor<1x8xf32>) -> (tensor<1x8xf32>, tensor<8x8xf32>)
+    attributes {dlvm.gradient = #dlvm.gradient<of @rnn seedable>}
+"""
+    with pytest.raises(DLVMError, match="running 9223372036854775811 iterations") as info:
+        dlvm_mlir.compile(text, filename=FILE)
+    assert f"{FILE}:5:" in str(info.value)

@@ -117,12 +117,16 @@ def _rank_reducing(value_type: ir.Type) -> bool:
     return isinstance(vocab.element_type(value_type), ir.IndexType)
 
 
-def _trip_count(lb: ir.Value, ub: ir.Value, step: ir.Value) -> tuple[ir.Value, int | None]:
+def _trip_count(op: ir.Operation, lb: ir.Value, ub: ir.Value, step: ir.Value) -> tuple[ir.Value, int | None]:
     """Iterations of ``for lb to ub step step`` as an index (and its value when static)."""
     bounds = [vocab.constant_int(v) for v in (lb, ub, step)]
     if None not in bounds:
         low, high, stride = bounds
         n = max(0, -(-(high - low) // stride)) if high > low else 0
+        if n >= 1 << 63:  # dlvm-fuzz seed 1515: from -2^63 to 3, not a 64-bit index
+            raise DifferentiationError(
+                f"cannot differentiate 'scf.for' running {n} iterations: its trip count does not fit "
+                "a 64-bit index", op)
         return vocab.index(n), n
     # no iteration unless lb < ub, whatever the step (dlvm-fuzz seed 606: with a negative step
     # and ub < lb, ceil((ub - lb) / step) counted iterations that never ran)
@@ -208,7 +212,7 @@ def _for_forward(sweep, op: ir.Operation, scope: Scope) -> None:
     taped = [i for i, arg in enumerate(carried) if _has_uses(arg)]
     if vocab.constant_int(step) == 0:
         raise DifferentiationError("cannot differentiate 'scf.for' with a step of 0: it has no trip count", op)
-    count, static = _trip_count(lower, upper, step)
+    count, static = _trip_count(op, lower, upper, step)
     if static is not None:
         _check_tape_size(op, static, [inits[i] for i in taped])
     empty = [_tape_alloc(inits[i], count, static) for i in taped]
