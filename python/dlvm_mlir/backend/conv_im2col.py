@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, linalg, scf, tensor
 
-from .linalg_rewrite import reassociation
+from .linalg_rewrite import iterator_types, reassociation
 from .tiling import divisors
 
 __all__ = ["CHUNK_BYTES", "MIN_IMAGE", "MIN_MACS", "MIN_REDUCTION", "im2col_convolutions"]
@@ -59,17 +59,13 @@ def _ints(attr: ir.Attribute) -> list[int]:
     return [int(v) for v in ir.DenseIntElementsAttr(attr)]
 
 
-def _iterators(kinds: list[str]) -> ir.ArrayAttr:
-    return ir.ArrayAttr.get([ir.Attribute.parse(f"#linalg.iterator_type<{k}>") for k in kinds])
-
-
 def _maps(*maps: ir.AffineMap) -> ir.ArrayAttr:
     return ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps])
 
 
 def _generic(inputs: list[ir.Value], init: ir.Value, maps: ir.ArrayAttr, iterators: list[str], body) -> ir.Value:
     element = ir.RankedTensorType(init.type).element_type
-    op = linalg.GenericOp([init.type], inputs, [init], maps, _iterators(iterators))
+    op = linalg.GenericOp([init.type], inputs, [init], maps, iterator_types(iterators))
     block = op.regions[0].blocks.append(*([ir.RankedTensorType(v.type).element_type for v in inputs] + [element]))
     with ir.InsertionPoint(block):
         linalg.YieldOp([body(*block.arguments)])

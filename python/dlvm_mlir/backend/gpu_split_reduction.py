@@ -31,6 +31,7 @@ from mlir import ir
 from mlir.dialects import arith, linalg, memref
 
 from .analysis import LoopNest
+from .linalg_rewrite import iterator_types
 from .tiling import divisors
 
 __all__ = ["MIN_CHUNK", "TARGET_THREADS", "SplitChoice", "choose_split", "split_reductions"]
@@ -107,10 +108,6 @@ def _combiner(op: ir.Operation) -> tuple[ir.Operation, object] | None:
 
 def _uses_index(op: ir.Operation) -> bool:
     return any(inner.name == "linalg.index" for inner in op.regions[0].blocks[0].operations)
-
-
-def _iterators(kinds: list[str]) -> ir.ArrayAttr:
-    return ir.ArrayAttr.get([ir.Attribute.parse(f"#linalg.iterator_type<{k}>") for k in kinds])
 
 
 def _constant(element: ir.Type, value: object) -> ir.Value:
@@ -201,7 +198,7 @@ def split_reduction(op: ir.Operation, nest: LoopNest) -> bool:
         new_maps = [ir.AffineMap.get(rank + 1, 0, results) for results, _ in plans]
         new_maps.append(ir.AffineMap.get(rank + 1, 0, [s] + [e.compose(shift) for e in maps[-1].results]))
         first.attributes["indexing_maps"] = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in new_maps])
-        first.attributes["iterator_types"] = _iterators(["parallel"] + list(nest.iterators))
+        first.attributes["iterator_types"] = iterator_types(["parallel"] + list(nest.iterators))
         first.operands[n_inputs] = partial
         dims = [ir.AffineDimExpr.get(d) for d in range(out_rank + 1)]
         second = linalg.GenericOp(
@@ -212,7 +209,7 @@ def split_reduction(op: ir.Operation, nest: LoopNest) -> bool:
                 ir.AffineMapAttr.get(ir.AffineMap.get(out_rank + 1, 0, [dims[out_rank]] + dims[:out_rank])),
                 ir.AffineMapAttr.get(ir.AffineMap.get(out_rank + 1, 0, dims[:out_rank])),
             ]),
-            iterator_types=_iterators(["parallel"] * out_rank + ["reduction"]),
+            iterator_types=iterator_types(["parallel"] * out_rank + ["reduction"]),
         )
         block = second.regions[0].blocks.append(element, element)
         with ir.InsertionPoint(block):

@@ -6,7 +6,7 @@ from mlir import ir
 
 from .schedule import run_transform_script
 
-__all__ = ["generalize_tagged", "map_dims", "reassociation", "result_linalg_ops"]
+__all__ = ["generalize_tagged", "iterator_types", "map_dims", "reassociation", "result_linalg_ops"]
 
 _GENERALIZE_TAGGED = """
 module attributes {transform.with_named_sequence} {
@@ -45,6 +45,11 @@ def reassociation(groups: list[list[int]]) -> ir.ArrayAttr:
     """The reassociation attribute of ``tensor.expand_shape``/``collapse_shape``."""
     i64 = ir.IntegerType.get_signless(64)
     return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in g]) for g in groups])
+
+
+def iterator_types(kinds: list[str]) -> ir.ArrayAttr:
+    """The ``iterator_types`` attribute of a ``linalg.generic`` ("parallel", "reduction")."""
+    return ir.ArrayAttr.get([ir.Attribute.parse(f"#linalg.iterator_type<{k}>") for k in kinds])
 
 
 def map_dims(amap: ir.AffineMap) -> list[int] | None:
