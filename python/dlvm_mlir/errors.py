@@ -25,6 +25,7 @@ __all__ = [
     "DLVMError",
     "Diagnostic",
     "DiagnosticError",
+    "FrontendError",
     "InternalCompilerError",
     "ParseError",
     "PassError",
@@ -129,6 +130,13 @@ class CompileError(DLVMError):
     """The program cannot be compiled: IR that does not parse or verify
     (:class:`ParseError`), a pass that rejects it (:class:`PassPipelineFailure`),
     a bad option, or a crash of the compiler on it (:class:`InternalCompilerError`)."""
+
+
+class FrontendError(CompileError):
+    """A framework's program (a PyTorch FX graph, a JAX jaxpr) that the importer cannot
+    bring into the dlvm dialect: an op it does not cover, an unsupported dtype or
+    option. The message names the op and, where the framework knows it, the
+    user's ``file:line``."""
 
 
 class InternalCompilerError(CompileError):
