@@ -1,0 +1,8 @@
+"""DLVM as a PyTorch back end: ``torch.compile(model, backend="dlvm")``.
+
+See :mod:`dlvm_mlir.torch.backend` and docs/frameworks.md.
+"""
+
+from .backend import backend, coverage
+
+__all__ = ["backend", "coverage"]
