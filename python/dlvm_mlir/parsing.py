@@ -126,10 +126,23 @@ def problems(text: str) -> list[Problem]:
         if _in_comment(text, match.start()):
             continue
         body = _op_text(text, match.start())
-        lists = re.findall(r"\b(?:low|high)\s*\[([^\]]*)\]", body)
-        lists += re.findall(r"\bstatic_(?:low|high)\s*=\s*array<i64(?::([^>]*))?>", body)
-        for value in (int(v) for group in lists for v in _INT.findall(re.sub(r"%[\w.$#-]+", "", group))):
-            if value != DYNAMIC and not 0 <= value < LIMIT:
+        # In the custom form a dynamic amount is an SSA value: a literal -2^63 (MLIR's
+        # "dynamic" marker) there would be counted as one and index past the operands.
+        custom = re.findall(r"\b(?:low|high)\s*\[([^\]]*)\]", body)
+        generic = re.findall(r"\bstatic_(?:low|high)\s*=\s*array<i64(?::([^>]*))?>", body)
+        values = [(int(v), False) for group in custom for v in _INT.findall(re.sub(r"%[\w.$#-]+", "", group))]
+        values += [(int(v), True) for group in generic for v in _INT.findall(group)]
+        segments = re.search(r"\boperandSegmentSizes\s*=\s*array<i32:([^>]*)>", body)
+        if generic and segments:
+            sizes = [int(v) for v in _INT.findall(segments.group(1))]
+            markers = [sum(int(v) == DYNAMIC for v in _INT.findall(g)) for g in generic]
+            if len(sizes) == 3 and len(markers) == 2 and markers != sizes[1:]:
+                found.append(Problem(*_position(text, match.start()),
+                                     f"'tensor.pad' has {markers[0]} + {markers[1]} dynamic padding amounts "
+                                     f"but {sizes[1]} + {sizes[2]} padding operands"))
+                continue
+        for value, marker_allowed in values:
+            if not (marker_allowed and value == DYNAMIC) and not 0 <= value < LIMIT:
                 found.append(Problem(*_position(text, match.start()),
                                      f"'tensor.pad' static padding {value} is out of range [0, 2^40)"))
                 break

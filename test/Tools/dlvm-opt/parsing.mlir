@@ -50,6 +50,31 @@ func.func @pad_negative_generic(%x: tensor<4x4xf32>) -> tensor<3x4xf32> {
 
 // -----
 
+// MLIR's "dynamic" marker (-2^63) written as a literal amount (dlvm-fuzz seed 1616).
+// CHECK: parsing.mlir:[[@LINE+3]]:8: error: 'tensor.pad' static padding -9223372036854775808 is out of range [0, 2^40)
+func.func @pad_marker_literal(%x: tensor<4x4xf32>, %n: index) -> tensor<?x5xf32> {
+  %c0 = arith.constant 0.0 : f32
+  %y = tensor.pad %x low[%n, -9223372036854775808] high[2, 1] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %c0 : f32
+  } : tensor<4x4xf32> to tensor<?x5xf32>
+  return %y : tensor<?x5xf32>
+}
+
+// -----
+
+// CHECK: parsing.mlir:[[@LINE+3]]:9: error: 'tensor.pad' has 1 + 0 dynamic padding amounts but 0 + 0 padding operands
+func.func @pad_marker_without_operand(%x: tensor<4x4xf32>) -> tensor<?x5xf32> {
+  %c0 = arith.constant 0.0 : f32
+  %y = "tensor.pad"(%x) <{operandSegmentSizes = array<i32: 1, 0, 0>, static_low = array<i64: -9223372036854775808, 0>, static_high = array<i64: 2, 1>}> ({
+  ^bb0(%i: index, %j: index):
+    tensor.yield %c0 : f32
+  }) : (tensor<4x4xf32>) -> tensor<?x5xf32>
+  return %y : tensor<?x5xf32>
+}
+
+// -----
+
 // Dynamic entries, comments and valid values pass.
 // CHECK: func.func @fine
 // CHECK: tensor.pad %{{.*}} low[%{{.*}}, 0] high[2, 1]
