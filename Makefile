@@ -21,7 +21,7 @@ $(PY):
 $(DEPS_STAMP): pyproject.toml constraints.txt | $(PY)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q -c constraints.txt $$($(PY) -c "import tomllib; print(' '.join(tomllib.load(open('pyproject.toml','rb'))['build-system']['requires']))")
-	$(PIP) install -q -c constraints.txt --no-build-isolation -e ".[test,demo]"
+	$(PIP) install -q -c constraints.txt --no-build-isolation -e ".[test,demo,frameworks]"
 	touch $@ $(BUILD_STAMP)
 
 $(BUILD_STAMP): $(DEPS_STAMP) $(NATIVE_SOURCES)
