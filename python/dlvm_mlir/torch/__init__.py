@@ -3,6 +3,6 @@
 See :mod:`dlvm_mlir.torch.backend` and docs/frameworks.md.
 """
 
-from .backend import backend, coverage
+from .backend import backend, coverage, summary
 
-__all__ = ["backend", "coverage"]
+__all__ = ["backend", "coverage", "summary"]

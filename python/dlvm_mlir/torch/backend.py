@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import logging
 import operator
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -55,7 +56,7 @@ import dlvm_mlir.nnkit as dl
 
 from .importer import coverage, import_graph, why_unsupported
 
-__all__ = ["backend", "coverage"]
+__all__ = ["backend", "coverage", "summary"]
 
 log = logging.getLogger("dlvm_mlir.torch")
 aten = torch.ops.aten
@@ -93,14 +94,30 @@ _LAYOUT_ONLY = [
     "_operator.getitem",
 ]
 
-_reported: set[str] = set()
+_reported: dict[str, str] = {}
+_graphs: list[weakref.ref[DlvmGraph]] = []
 
 
 def _report_once(node: torch.fx.Node, reason: str) -> None:
-    key = f"{node.target}: {reason}"
-    if key not in _reported:
-        _reported.add(key)
-        log.warning("dlvm: %s runs in PyTorch (%s)", node.target, reason)
+    target = str(node.target)
+    if target not in _reported:
+        _reported[target] = reason
+        log.warning("dlvm: %s runs in PyTorch (%s)", target, reason)
+
+
+def summary() -> dict[str, Any]:
+    """What the back end did in this process: Dynamo graphs, their specializations, the
+    subgraphs imported into dlvm (and how many ATen ops they hold), and the ops kept in
+    PyTorch with the reason for each."""
+    graphs = [g for g in (ref() for ref in _graphs) if g is not None]
+    kernels = [k for g in graphs for k in g.kernels]
+    return {
+        "graphs": len(graphs),
+        "specializations": sum(len(g._compiled) for g in graphs),
+        "subgraphs": len(kernels),
+        "ops_in_dlvm": sum(k.op_count for k in kernels),
+        "kept_in_pytorch": dict(_reported),
+    }
 
 
 class _Support(OperatorSupportBase):
@@ -131,6 +148,7 @@ class DlvmGraph:
         self._compiled: dict[Any, torch.fx.GraphModule] = {}
         self.kernels: list[DlvmKernel] = []
         """The imported subgraphs of every specialization so far (for inspection and tests)."""
+        _graphs.append(weakref.ref(self))
 
     def __call__(self, *args: Any) -> Any:
         key = (tuple(_tensor_key(a) for a in args), torch.is_grad_enabled())
@@ -228,6 +246,7 @@ class DlvmKernel(torch.nn.Module):
         self.written_inputs = written_inputs
         """Inputs that PyTorch overwrites after the call (buffers): the backward keeps copies."""
         self.output_count = len(outputs)
+        self.op_count = sum(1 for n in gm.graph.nodes if n.op == "call_function" and n.target is not operator.getitem)
         self.staged = import_graph(gm, name)
         self._differentiable: dl.Function | None = None
         self._gradients: dict[Any, dl.Gradient] = {}
