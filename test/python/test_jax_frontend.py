@@ -86,29 +86,26 @@ def test_mlp_softmax_cross_entropy():
     check_model(mlp, params, x, labels, forward=True)
 
 
-def cnn(params, x, labels, pool="max"):
+def cnn(params, x, labels):
     dn = ("NCHW", "OIHW", "NCHW")
     h = lax.conv_general_dilated(x, params["k1"], (1, 1), "SAME", dimension_numbers=dn)
     h = jax.nn.relu(h + params["c1"][None, :, None, None])
+    # average pooling, 3 x 3 window, stride 1, SAME: the padded positions count as zeros
+    h = lax.reduce_window(h, 0.0, lax.add, (1, 1, 3, 3), (1, 1, 1, 1), "SAME") / 9.0
     h = lax.conv_general_dilated(h, params["k2"], (2, 2), "SAME", dimension_numbers=dn)  # stride 2
     h = jnp.tanh(h)
-    if pool == "max":
-        h = lax.reduce_window(h, -jnp.inf, lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID")
-    else:
-        h = lax.reduce_window(h, 0.0, lax.add, (1, 1, 2, 2), (1, 1, 2, 2), "SAME") / 4.0
+    h = lax.reduce_window(h, -jnp.inf, lax.max, (1, 1, 2, 2), (1, 1, 2, 2), "VALID")  # max pooling
     h = h.reshape(h.shape[0], -1)
     return cross_entropy(h @ params["wd"] + params["bd"], labels)
 
 
-@pytest.mark.parametrize("pool", ["max", "avg"])
-def test_cnn(pool):
+def test_cnn():
     rng = np.random.default_rng(1)
-    # 11 x 9 input: stride 2 SAME -> 6 x 5; 2 x 2 pooling: VALID 3 x 2, SAME 3 x 3
-    flat = 12 * (3 * 2 if pool == "max" else 3 * 3)
+    # 11 x 9 input: stride 2 SAME -> 6 x 5; 2 x 2 max pooling, VALID -> 3 x 2
     params = {"k1": normal(rng, 8, 3, 3, 3), "c1": normal(rng, 8), "k2": normal(rng, 12, 8, 3, 3),
-              "wd": normal(rng, flat, 10), "bd": normal(rng, 10)}
+              "wd": normal(rng, 12 * 3 * 2, 10), "bd": normal(rng, 10)}
     x, labels = normal(rng, 16, 3, 11, 9, scale=1.0), rng.integers(0, 10, 16).astype(np.int32)
-    check_model(lambda p, x, y: cnn(p, x, y, pool), params, x, labels)
+    check_model(cnn, params, x, labels)
 
 
 def lstm_cell(params, carry, x):
@@ -120,29 +117,22 @@ def lstm_cell(params, carry, x):
     return (h, c), h
 
 
-def lstm(params, xs, loop="scan"):
+def lstm(params, xs):
     batch, hidden = xs.shape[1], params["wh"].shape[0]
     init = (jnp.zeros((batch, hidden), xs.dtype), jnp.zeros((batch, hidden), xs.dtype))
-    if loop == "python":
-        carry, hs = init, []
-        for t in range(xs.shape[0]):
-            carry, h = lstm_cell(params, carry, xs[t])
-            hs.append(h)
-        hs = jnp.stack(hs)
-    else:
-        carry, hs = lax.scan(lambda c, x: lstm_cell(params, c, x), init, xs,
-                             reverse=loop == "reverse", unroll=True if loop == "unrolled" else 1)
+    carry, hs = lax.scan(lambda c, x: lstm_cell(params, c, x), init, xs)
     return jnp.mean(jnp.tanh(hs @ params["wy"])) + jnp.sum(carry[1] ** 2) / batch
 
 
-@pytest.mark.parametrize("loop", ["scan", "python"])
-def test_lstm(loop):
+def test_lstm():
+    """lax.scan over 5 steps: a dl.fori_loop (a Python loop over the cell is straight-line
+    code; it compiles for twice as long, so the fully unrolled scan in ``control`` stands in)."""
     rng = np.random.default_rng(2)
     hidden = 32
     params = {"wx": normal(rng, 12, 4 * hidden), "wh": normal(rng, hidden, 4 * hidden), "b": normal(rng, 4 * hidden),
               "wy": normal(rng, hidden, 7)}
     xs = normal(rng, 5, 16, 12, scale=1.0)  # 5 time steps, batch 16
-    check_model(lambda p, xs: lstm(p, xs, loop), params, xs)
+    check_model(lstm, params, xs)
 
 
 def layer_norm(x, g, b, eps=1e-5):
@@ -261,6 +251,36 @@ def test_while_cond_switch_cumsum_scatter():
         close(f(x, k), control(x, k))
         close(jax.grad(lambda x: jnp.sum(f(x, k)[0]) + jnp.sum(f(x, k)[1] ** 2))(x),
               jax.grad(lambda x: jnp.sum(control(x, k)[0]) + jnp.sum(control(x, k)[1] ** 2))(x))
+
+
+def many(x, k, idx):
+    """One of each family beyond the models (a single program: compiling is what costs)."""
+    v, i = lax.top_k(x, 3)
+    nhwc = lax.conv_general_dilated(x[None, :, :, None], jnp.ones((2, 2, 1, 3), x.dtype), (1, 1), "VALID",
+                                    dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    grouped = lax.conv_general_dilated(jnp.stack([x, x * x])[None], jnp.ones((4, 1, 2, 2), x.dtype), (1, 1),
+                                       ((1, 0), (0, 1)), rhs_dilation=(1, 2), feature_group_count=2)
+    smooth = jnp.where(x > 0, jnp.exp(x), jnp.expm1(x)) * jax.nn.softplus(x) + jax.nn.gelu(x, approximate=False)
+    return (
+        jnp.sort(x, axis=1)[:, ::-1], v, i, jnp.pad(x, ((1, 2), (0, 1)), constant_values=0.5),
+        lax.dynamic_slice(x, (k, 1), (2, 3)), jnp.tile(x[:2], (2, 1)) + jnp.concatenate([x[1:3], x[:2]], 0),
+        jnp.clip(x, -0.5, 0.5) ** -2 + jnp.remainder(x, 0.3) + x ** 3, jnp.argmin(x, axis=0) + jnp.arange(6) * 2,
+        nhwc, grouped, x[idx] + x[:, idx[:2]].sum(), lax.cummax(x, axis=1) + jnp.cumprod(x, axis=0), smooth,
+        jnp.stack([x, -x], axis=-1).reshape(5, -1)[:, ::2] + jnp.floor(x * 3) + jnp.round(x * 2),
+        lax.dynamic_update_slice(x, jnp.zeros((1, 2), x.dtype), (k, k)), jnp.any(x > 1.0) | jnp.all(x < 2.0),
+        jax.nn.logsumexp(x, axis=1) + jnp.linalg.norm(x, axis=1) + jnp.var(x, axis=1),
+    )
+
+
+def test_more_primitives():
+    rng = np.random.default_rng(8)
+    x, k, idx = normal(rng, 5, 6, scale=1.0), np.int32(2), np.array([4, 0, 3], np.int32)
+    close(dj.jit(many)(x, k, idx), many(x, k, idx))
+
+    def total(fn):
+        return lambda x: sum(jnp.sum(o * 0.1) for o in fn(x, k, idx) if jnp.issubdtype(o.dtype, jnp.floating))
+
+    close(jax.grad(total(dj.jit(many)))(x), jax.grad(total(many))(x))
 
 
 # -- errors ---------------------------------------------------------------------------------
