@@ -38,7 +38,7 @@ def compile_dlvm(fn):
     graphs: list[DlvmGraph] = []
 
     def recording(gm, example_inputs):
-        graph = backend(gm, example_inputs)
+        graph = backend(gm, example_inputs, options={"strict": True})
         graphs.append(graph)
         return graph
 
@@ -194,7 +194,8 @@ def test_requires_grad_decides_the_wrt_set():
     assert x.grad is None
     np.testing.assert_allclose(w.grad.numpy(), ((x @ w > 0).double().T @ x).T.numpy(), rtol=1e-12)
     (kernel,) = _graphs(compiled)[0].kernels
-    assert list(kernel._gradients) == [((1,), True)]
+    (plan,) = kernel._plans.values()
+    assert plan.wrt == (1,) and plan.fused
 
 
 def test_integer_and_bool_outputs_are_not_differentiable():
@@ -365,6 +366,34 @@ def test_unsupported_dtype_is_a_graph_break_not_a_crash():
     x = _t(3, 4)
     got = compile_dlvm(f)(x)
     np.testing.assert_allclose(got.detach().numpy(), f(x).detach().numpy())
+
+
+def test_a_subgraph_dlvm_cannot_compile_runs_in_pytorch(monkeypatch, caplog):
+    """An importer failure (here a rule made to fail) is logged; the model still trains."""
+    from dlvm_mlir.nnkit.errors import ShapeError
+    from dlvm_mlir.torch import importer
+
+    def broken(node, *args, **kwargs):
+        raise ShapeError("simulated importer bug")
+
+    rule = importer.RULES[torch.ops.aten.tanh.default]
+    monkeypatch.setitem(importer.RULES, torch.ops.aten.tanh.default, importer.Rule(broken, None, rule.family))
+    x, w = _t(4, 3), _t(3, 3)
+    with caplog.at_level(logging.WARNING, logger="dlvm_mlir.torch"):
+        got = torch.compile(lambda x, w: torch.tanh(x @ w).sum(), backend=backend)(x, w)
+    np.testing.assert_allclose(got.detach().numpy(), torch.tanh(x @ w).sum().detach().numpy())
+    (gx,) = torch.autograd.grad(got, x)
+    assert gx.shape == x.shape
+    assert any("could not compile it" in r.getMessage() and "simulated importer bug" in r.getMessage()
+               for r in caplog.records)
+    with pytest.raises(FrontendError, match="simulated importer bug"):
+        torch._dynamo.reset()
+        compile_dlvm(lambda x, w: torch.tanh(x @ w).sum())(x, w)
+
+
+def test_bad_backend_option_is_an_error():
+    with pytest.raises(Exception, match="has no option 'fast'"):
+        torch.compile(lambda x: x * 2, backend=backend, options={"fast": True})(torch.ones(2))
 
 
 def test_importer_error_names_the_op():

@@ -1,8 +1,10 @@
 """Generates the reference docs under docs/ from ODS and the pass registry.
 
 ``python -m dlvm_mlir.tools.gendocs docs`` writes ``docs/DLVMDialect.md`` (from
-``mlir-tblgen -gen-dialect-doc``) and ``docs/Passes.md`` (from the registry,
-the same text as ``dlvm-opt --help``). ``--check`` exits 1 if they are stale.
+``mlir-tblgen -gen-dialect-doc``), ``docs/Passes.md`` (from the registry,
+the same text as ``dlvm-opt --help``) and, where PyTorch and JAX are installed,
+``docs/FrameworkOps.md`` (the importers' rule tables). ``--check`` exits 1 if
+they are stale.
 """
 
 from __future__ import annotations
@@ -72,8 +74,46 @@ def passes_doc() -> str:
     return "\n".join(lines) + "\n"
 
 
+def _coverage_rows(table: dict[str, list[str]]) -> list[str]:
+    rows = ["| family | count | ops |", "| --- | --- | --- |"]
+    for family, ops in table.items():
+        rows.append(f"| {family} | {len(ops)} | {', '.join(f'`{op}`' for op in ops)} |")
+    return rows
+
+
+def framework_ops_doc() -> str | None:
+    """docs/FrameworkOps.md: the ATen overloads and JAX primitives the importers cover."""
+    try:
+        from dlvm_mlir.jax import coverage as jax_coverage
+        from dlvm_mlir.torch import coverage as torch_coverage
+    except ImportError:  # the frameworks extra is not installed
+        return None
+    torch_table, jax_table = torch_coverage(), jax_coverage()
+    lines = [
+        "<!-- Generated from the importers' rule tables by `make docs`; do not edit. -->",
+        "# Framework ops dlvm imports",
+        "",
+        "What `torch.compile(backend=\"dlvm\")` and `dlvm_mlir.jax.jit` bring into the `dlvm` dialect",
+        "(docs/frameworks.md explains both paths). A PyTorch op outside this list stays in PyTorch (a",
+        "graph break at the op, logged once); a JAX primitive outside it is a located error.",
+        "",
+        f"## PyTorch: core ATen overloads ({sum(map(len, torch_table.values()))}, `dlvm_mlir/torch/importer/`)",
+        "",
+        *_coverage_rows(torch_table),
+        "",
+        f"## JAX: primitives ({sum(map(len, jax_table.values()))}, `dlvm_mlir/jax/`)",
+        "",
+        *_coverage_rows(jax_table),
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def generated() -> dict[str, str]:
-    return {"DLVMDialect.md": dialect_doc(), "Passes.md": passes_doc()}
+    docs = {"DLVMDialect.md": dialect_doc(), "Passes.md": passes_doc()}
+    frameworks = framework_ops_doc()
+    if frameworks is not None:
+        docs["FrameworkOps.md"] = frameworks
+    return docs
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -42,6 +42,7 @@ import logging
 import operator
 import weakref
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -53,6 +54,7 @@ from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from torch.fx.passes.operator_support import OperatorSupportBase
 
 import dlvm_mlir.nnkit as dl
+from dlvm_mlir.errors import DLVMError, FrontendError
 
 from .importer import coverage, import_graph, why_unsupported
 
@@ -115,7 +117,8 @@ def summary() -> dict[str, Any]:
         "graphs": len(graphs),
         "specializations": sum(len(g._compiled) for g in graphs),
         "subgraphs": len(kernels),
-        "ops_in_dlvm": sum(k.op_count for k in kernels),
+        "ops_in_dlvm": sum(k.op_count for k in kernels if k.failed is None),
+        "failed_subgraphs": {k.name: k.failed for k in kernels if k.failed is not None},
         "kept_in_pytorch": dict(_reported),
     }
 
@@ -143,8 +146,9 @@ def _tensor_key(value: Any) -> Any:
 class DlvmGraph:
     """What the backend returns for one Dynamo graph: specializes per input signature."""
 
-    def __init__(self, gm: torch.fx.GraphModule) -> None:
+    def __init__(self, gm: torch.fx.GraphModule, strict: bool = False) -> None:
         self.gm = gm
+        self.strict = strict
         self._compiled: dict[Any, torch.fx.GraphModule] = {}
         self.kernels: list[DlvmKernel] = []
         """The imported subgraphs of every specialization so far (for inspection and tests)."""
@@ -186,6 +190,7 @@ class DlvmGraph:
                     name=f"torch_{len(self.kernels)}",
                     state_outputs=_state_outputs(node),
                     written_inputs={i for i, arg in enumerate(node.args) if arg in written},
+                    strict=self.strict,
                 )
                 setattr(fused, node.target, kernel)
                 self.kernels.append(kernel)
@@ -207,11 +212,19 @@ def _state_outputs(call: torch.fx.Node) -> set[int]:
     return found
 
 
-def backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], **options: Any) -> DlvmGraph:
-    """The TorchDynamo back end (``torch.compile(model, backend="dlvm")``)."""
-    if options:
-        raise TypeError(f"the dlvm torch backend takes no options, got {sorted(options)}")
-    return DlvmGraph(gm)
+def backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], options: dict[str, Any] | None = None,
+            **kwargs: Any) -> DlvmGraph:
+    """The TorchDynamo back end (``torch.compile(model, backend="dlvm")``).
+
+    ``torch.compile(..., options={"strict": True})`` raises an error of dlvm's
+    (an importer or compiler failure on a subgraph) instead of running that
+    subgraph in PyTorch.
+    """
+    given = {**(options or {}), **kwargs}
+    unknown = sorted(set(given) - {"strict"})
+    if unknown:
+        raise FrontendError(f"the dlvm torch backend has no option {', '.join(map(repr, unknown))} (it takes 'strict')")
+    return DlvmGraph(gm, strict=bool(given.get("strict", False)))
 
 
 # -- one imported subgraph ----------------------------------------------------------
@@ -227,14 +240,32 @@ def _tensor(array: Any) -> torch.Tensor:
     return torch.from_numpy(array if array.flags.c_contiguous else array.copy())
 
 
+@dataclass
+class _Plan:
+    """What one call signature of a kernel runs: compiled specializations, fetched once."""
+
+    wrt: tuple[int, ...]
+    forward: Any
+    """The forward; with ``fused``, the loss gradient that also returns every output."""
+    fused: bool
+    vjp: Any = None
+    """The seeded gradient (outputs with gradients, then seeds), for a backward of a non-loss."""
+
+
 class DlvmKernel(torch.nn.Module):
-    """An imported subgraph: runs its compiled forward; its backward is DLVM's gradient."""
+    """An imported subgraph: runs its compiled forward; its backward is DLVM's gradient.
+
+    If importing or compiling it fails (a bug of ours, not the user's), the
+    subgraph runs in PyTorch instead and the error is logged once; with
+    ``strict`` the error is raised.
+    """
 
     def __init__(self, gm: torch.fx.GraphModule, name: str, state_outputs: set[int] = frozenset(),
-                 written_inputs: set[int] = frozenset()) -> None:
+                 written_inputs: set[int] = frozenset(), strict: bool = False) -> None:
         super().__init__()
         self.graph_module = gm
         self.name = name
+        self.strict = strict
         output = next(n for n in gm.graph.nodes if n.op == "output").args[0]
         self.single = not isinstance(output, (tuple, list))
         outputs = [output] if self.single else list(output)
@@ -248,84 +279,106 @@ class DlvmKernel(torch.nn.Module):
         self.output_count = len(outputs)
         self.op_count = sum(1 for n in gm.graph.nodes if n.op == "call_function" and n.target is not operator.getitem)
         self.staged = import_graph(gm, name)
+        self.failed: str | None = None
+        """Why this subgraph runs in PyTorch, if it does."""
         self._differentiable: dl.Function | None = None
-        self._gradients: dict[Any, dl.Gradient] = {}
+        self._plans: dict[Any, _Plan] = {}
 
     @property
     def loss_like(self) -> bool:
         """One differentiable output, a scalar: the forward can compute the gradients as well."""
         return len(self.float_outputs) == 1 and _output_meta(self, self.float_outputs[0]).ndim == 0
 
-    def gradient(self, wrt: tuple[int, ...], fused_loss: bool) -> dl.Gradient:
-        key = (wrt, fused_loss)
-        found = self._gradients.get(key)
-        if found is None:
-            if fused_loss:
-                found = dl.gradient(self.staged, wrt=wrt, from_=self.float_outputs[0],
-                                    keeping=tuple(range(self.output_count)), name=f"{self.name}_grad")
-            else:
+    def _plan(self, inputs: Sequence[torch.Tensor], arrays: Sequence[np.ndarray]) -> _Plan:
+        grad = torch.is_grad_enabled()
+        key = (grad, tuple((a.shape, a.dtype, t.requires_grad) for t, a in zip(inputs, arrays)))
+        plan = self._plans.get(key)
+        if plan is not None:
+            return plan
+        wrt = tuple(i for i, t in enumerate(inputs) if grad and t.requires_grad and t.is_floating_point())
+        if wrt and self.loss_like:
+            gradient = dl.gradient(self.staged, wrt=wrt, from_=self.float_outputs[0],
+                                   keeping=tuple(range(self.output_count)), name=f"{self.name}_grad")
+            plan = _Plan(wrt, _compiled(gradient, arrays), fused=True)
+        else:
+            plan = _Plan(wrt, _compiled(self.staged, arrays), fused=False)
+            if wrt:
                 if self._differentiable is None:
                     self._differentiable = import_graph(self.graph_module, f"{self.name}_f", self.float_outputs)
-                found = dl.gradient(self._differentiable, wrt=wrt, seedable=True, name=f"{self.name}_vjp")
-            self._gradients[key] = found
-        return found
+                vjp = dl.gradient(self._differentiable, wrt=wrt, seedable=True, name=f"{self.name}_vjp")
+                seeds = [_zeros(_output_meta(self, i)) for i in self.float_outputs]
+                plan.vjp = _compiled(vjp, [*arrays, *seeds])
+        self._plans[key] = plan
+        return plan
 
     def forward(self, *inputs: torch.Tensor) -> Any:
-        outputs = _Apply.apply(self, *inputs)
-        return outputs[0] if self.single else outputs
+        if self.failed is None:
+            arrays = [_array(t) for t in inputs]
+            try:
+                plan = self._plan(inputs, arrays)
+            except DLVMError as err:
+                if self.strict:
+                    raise
+                self.failed = str(err)
+                log.warning("dlvm: subgraph %s runs in PyTorch: dlvm could not compile it: %s", self.name, err)
+            else:
+                outputs = _Apply.apply(self, plan, arrays, *inputs)
+                return outputs[0] if self.single else outputs
+        return self.graph_module(*inputs)
+
+
+def _compiled(staged: dl.StagedFunction, arrays: Sequence[np.ndarray]) -> Any:
+    """The specialization of ``staged`` for ``arrays``, compiled now (so that failures surface here)."""
+    specialization = staged.specialize(*arrays)
+    specialization.executable  # noqa: B018 - compile
+    return specialization
+
+
+def _zeros(val: torch.Tensor) -> np.ndarray:
+    return np.zeros(tuple(val.shape), dtype=torch.empty((), dtype=val.dtype).numpy().dtype)
+
+
+def _results(out: Any) -> tuple[Any, ...]:
+    return out if isinstance(out, tuple) else (out,)
 
 
 class _Apply(torch.autograd.Function):
     @staticmethod
-    def forward(ctx: Any, kernel: DlvmKernel, *inputs: torch.Tensor) -> tuple[torch.Tensor, ...]:  # type: ignore[override]
-        arrays = [_array(t) for t in inputs]
-        wrt = tuple(
-            i for i, (needed, t) in enumerate(zip(ctx.needs_input_grad[1:], inputs)) if needed and t.is_floating_point()
-        )
-        ctx.kernel, ctx.wrt, ctx.fused_grads = kernel, wrt, None
-        if wrt and kernel.loss_like:
-            result = kernel.gradient(wrt, fused_loss=True)(*arrays)
-            result = result if isinstance(result, tuple) else (result,)
-            ctx.fused_grads = [_tensor(g) for g in result[: len(wrt)]]
-            outputs = [_tensor(r) for r in result[len(wrt):]]
-        else:
-            result = kernel.staged(*arrays)
-            outputs = [_tensor(r) for r in (result if isinstance(result, tuple) else (result,))]
-            if wrt:
-                ctx.save_for_backward(*(t for i, t in enumerate(inputs) if i not in kernel.written_inputs))
-                ctx.written = {i: t.detach().clone() for i, t in enumerate(inputs) if i in kernel.written_inputs}
+    def forward(ctx: Any, kernel: DlvmKernel, plan: _Plan, arrays: list[np.ndarray],  # type: ignore[override]
+                *inputs: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        ctx.kernel, ctx.plan, ctx.fused_grads = kernel, plan, None
+        result = _results(plan.forward(*arrays))
+        if plan.fused:
+            ctx.fused_grads = [_tensor(g) for g in result[: len(plan.wrt)]]
+            result = result[len(plan.wrt):]
+        elif plan.wrt:
+            ctx.save_for_backward(*(t for i, t in enumerate(inputs) if i not in kernel.written_inputs))
+            ctx.written = {i: t.detach().clone() for i, t in enumerate(inputs) if i in kernel.written_inputs}
+        outputs = [_tensor(r) for r in result]
         ctx.mark_non_differentiable(*(o for i, o in enumerate(outputs) if i not in kernel.float_outputs))
         return tuple(outputs)
 
     @staticmethod
     def backward(ctx: Any, *grad_outputs: torch.Tensor | None) -> tuple[torch.Tensor | None, ...]:
         kernel: DlvmKernel = ctx.kernel
-        count = len(ctx.needs_input_grad) - 1
+        plan: _Plan = ctx.plan
+        count = len(ctx.needs_input_grad) - 3
         grads: list[torch.Tensor | None] = [None] * count
-        if not ctx.wrt:
-            return (None, *grads)
         if ctx.fused_grads is not None:
             seed = grad_outputs[kernel.float_outputs[0]]
             scale = None if seed is None else seed.detach()
-            for position, g in zip(ctx.wrt, ctx.fused_grads):
+            for position, g in zip(plan.wrt, ctx.fused_grads):
                 grads[position] = g if scale is None or bool(scale == 1) else g * scale
-            return (None, *grads)
-        saved = iter(ctx.saved_tensors)
-        inputs = [ctx.written[i] if i in ctx.written else next(saved) for i in range(count)]
-        arrays = [_array(t) for t in inputs]
-        seeds = []
-        for index in kernel.float_outputs:
-            g = grad_outputs[index]
-            if g is None:
-                shape = _output_meta(kernel, index)
-                seeds.append(np.zeros(shape.shape, dtype=torch.empty((), dtype=shape.dtype).numpy().dtype))
-            else:
-                seeds.append(_array(g))
-        result = kernel.gradient(ctx.wrt, fused_loss=False)(*arrays, *seeds)
-        result = result if isinstance(result, tuple) else (result,)
-        for position, g in zip(ctx.wrt, result):
-            grads[position] = _tensor(g)
-        return (None, *grads)
+        elif plan.wrt:
+            saved = iter(ctx.saved_tensors)
+            inputs = [ctx.written[i] if i in ctx.written else next(saved) for i in range(count)]
+            seeds = [
+                _zeros(_output_meta(kernel, i)) if grad_outputs[i] is None else _array(grad_outputs[i])
+                for i in kernel.float_outputs
+            ]
+            for position, g in zip(plan.wrt, _results(plan.vjp(*[_array(t) for t in inputs], *seeds))):
+                grads[position] = _tensor(g)
+        return (None, None, None, *grads)
 
 
 def _output_meta(kernel: DlvmKernel, index: int) -> torch.Tensor:
