@@ -675,3 +675,50 @@ func.func private @rnn_grad(tensor<1x8xf32>, tensor<8x8xf32>, tensor<1x8xf32>) -
     with pytest.raises(DLVMError, match="running 9223372036854775811 iterations") as info:
         dlvm_mlir.compile(text, filename=FILE)
     assert f"{FILE}:5:" in str(info.value)
+
+
+def test_interpreter_sums_in_the_order_asked_for():
+    """Interpreter(sum_order=...): near overflow the order decides between inf and -inf."""
+    from dlvm_mlir.interpreter import Interpreter
+
+    text = """
+func.func @s(%x: tensor<4xf64>) -> tensor<f64> {
+  %r = dlvm.reduce add %x dims [0] : tensor<4xf64>
+  return %r : tensor<f64>
+}
+"""
+    x = np.array([1e308, 1e308, -1e308, -1e308])
+    assert Interpreter(text, sum_order="sequential").run("s", x) == np.inf
+    assert Interpreter(text, sum_order="reversed").run("s", x) == -np.inf
+    y = np.arange(12.0).reshape(3, 4)
+    for order in Interpreter.SUM_ORDERS:
+        np.testing.assert_array_equal(Interpreter(text.replace("4xf64", "3x4xf64").replace("tensor<f64>", "tensor<4xf64>"),
+                                                  sum_order=order).run("s", y), y.sum(0))
+    with pytest.raises(ValueError, match="sum_order"):
+        Interpreter(text, sum_order="random")
+
+
+def test_while_loop_deciding_on_a_sum_near_overflow_is_not_a_miscompile():
+    """Seeds 707 and 1616: an scf.while doubles a vector while its f64 sum is below a limit; the
+    compiled sum (another order) overflows one iteration later than numpy's pairwise sum. The
+    oracle accepts a result that the interpreter reproduces in another summation order."""
+    from dlvm_mlir.fuzz.oracle import run_program
+
+    text = """
+func.func @grow(%x: tensor<64xf64>, %limit: f64) -> tensor<64xf64> {
+  %r = scf.while (%v = %x) : (tensor<64xf64>) -> tensor<64xf64> {
+    %s = dlvm.reduce add %v dims [0] : tensor<64xf64>
+    %t = tensor.extract %s[] : tensor<f64>
+    %more = arith.cmpf olt, %t, %limit : f64
+    scf.condition(%more) %v : tensor<64xf64>
+  } do {
+  ^bb0(%v: tensor<64xf64>):
+    %d = dlvm.add %v, %v : tensor<64xf64>, tensor<64xf64>
+    scf.yield %d : tensor<64xf64>
+  }
+  return %r : tensor<64xf64>
+}
+"""
+    outcome = run_program(text, seed=3624248854, declare=False, cpu_pipeline=0.0)
+    assert outcome["cls"] == "ok", outcome["message"]
+    assert "@grow: the interpreter agrees when it sums in another order" in outcome["notes"]

@@ -717,11 +717,20 @@ class Interpreter:
     of body-less functions to Python callables (numpy values in, a value or a
     tuple out). ``uninitialized`` is what fresh buffers and ``tensor.empty`` hold before they
     are written (reading it is undefined behaviour in compiled code; running twice with
-    different values tells a result that depends on it).
+    different values tells a result that depends on it). ``sum_order`` is the order in which
+    ``dlvm.reduce`` adds and multiplies: numpy's ``"pairwise"``, the elements
+    ``"reversed"`` first, or ``"sequential"`` (one running total): compiled code may use any
+    order, and a result that only another order reproduces is not a miscompile.
     """
 
+    SUM_ORDERS = ("pairwise", "reversed", "sequential")
+
     def __init__(self, module: ir.Module | ir.Operation | str, *, dtype: Any = None,
-                 externals: dict[str, Callable[..., Any]] | None = None, uninitialized: int = 0):
+                 externals: dict[str, Callable[..., Any]] | None = None, uninitialized: int = 0,
+                 sum_order: str = "pairwise"):
+        if sum_order not in self.SUM_ORDERS:
+            raise ValueError(f"sum_order must be one of {', '.join(self.SUM_ORDERS)}, got {sum_order!r}")
+        self.sum_order = sum_order
         self.uninitialized = uninitialized
         if dtype is None:
             self.f64 = False

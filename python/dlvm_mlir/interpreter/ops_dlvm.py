@@ -610,8 +610,26 @@ def identity(kind: int, dtype: np.dtype):
     return dtype.type(info.min if kind == MAX else info.max)
 
 
-def reduce_kernel(x, kind: int, axes: tuple):
+def _ordered(x, kind: int, axes: tuple, order: str):
+    """``x`` reduced by add/mul/mean over ``axes`` in ``order`` (see Interpreter's sum_order)."""
+    if order == "reversed":
+        return reduce_kernel(np.flip(x, axis=axes), kind, axes)
+    # sequential: one running total over the reduced elements, in row-major order
+    rest = [d for d in range(x.ndim) if d not in axes]
+    moved = np.moveaxis(x, list(axes), list(range(x.ndim - len(axes), x.ndim)))
+    flat = moved.reshape([x.shape[d] for d in rest] + [-1])
+    if flat.shape[-1] == 0:
+        return reduce_kernel(x, kind, axes)
+    running = (np.cumprod if kind == MUL else np.cumsum)(flat, axis=-1, dtype=x.dtype)[..., -1]
+    if kind == MEAN:
+        return (running / np.float64(flat.shape[-1])).astype(x.dtype)
+    return running
+
+
+def reduce_kernel(x, kind: int, axes: tuple, order: str = "pairwise"):
     """Reduces numeric (non-bool) ``x`` over ``axes`` in its own dtype."""
+    if order != "pairwise" and kind in (ADD, MUL, MEAN) and x.dtype.kind == "f" and axes:
+        return _ordered(x, kind, axes, order)
     if kind == ADD:
         return np.sum(x, axis=axes, dtype=x.dtype)
     if kind == MUL:
@@ -686,8 +704,10 @@ def _reduce(frame, node, args):
     _check_kind(kind, x)
     kind = _bool_kind(kind, x)
 
+    order = frame.interp.sum_order
+
     def kernel(x, *init):
-        r = reduce_kernel(x, kind, axes)
+        r = reduce_kernel(x, kind, axes, order)
         return combine(kind, init[0], r) if init else r
 
     return int_semantics(kernel)(x, *args[1:])
