@@ -722,3 +722,16 @@ func.func @grow(%x: tensor<64xf64>, %limit: f64) -> tensor<64xf64> {
     outcome = run_program(text, seed=3624248854, declare=False, cpu_pipeline=0.0)
     assert outcome["cls"] == "ok", outcome["message"]
     assert "@grow: the interpreter agrees when it sums in another order" in outcome["notes"]
+
+
+def test_interpreter_rejects_an_empty_result_with_huge_dims():
+    """Seed 1616: a reshape of an empty tensor to [2^62, 0] reached numpy's "array is too big"."""
+    text = """
+func.func @reshape_overflow(%a: tensor<0xf32>) {
+  %0 = dlvm.reshape %a to [4611686018427387904, 0] : tensor<0xf32>
+  return
+}
+"""
+    with pytest.raises(DLVMError, match=r"a result of shape \[4611686018427387904, 0\] is too large") as info:
+        interpret(text, "reshape_overflow", np.zeros(0, np.float32))
+    assert info.value.__cause__ is None

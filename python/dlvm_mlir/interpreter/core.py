@@ -453,12 +453,17 @@ MAX_ELEMENTS = 1 << 32
 
 
 def _too_large(info: TypeInfo) -> bool:
-    return info.shape is not None and all(d >= 0 for d in info.shape) and math.prod(info.shape) > MAX_ELEMENTS
+    """More than MAX_ELEMENTS elements, or (even empty) dims numpy cannot index: the product
+    of the non-zero dims times 8 bytes beyond a 64-bit size (seed 1616: 2^62 x 0)."""
+    if info.shape is None or any(d < 0 for d in info.shape):
+        return False
+    spread = math.prod(d for d in info.shape if d) * 8
+    return math.prod(info.shape) > MAX_ELEMENTS or spread >= 1 << 63
 
 
 def _too_large_result(frame: Any, node: Node, args: list) -> Any:
-    sizes = [math.prod(t.shape) for t in node.out_info if _too_large(t)]
-    raise node.error(f"a result of {sizes[0]} elements is too large for the interpreter (limit {MAX_ELEMENTS})")
+    shapes = [list(t.shape) for t in node.out_info if _too_large(t)]
+    raise node.error(f"a result of shape {shapes[0]} is too large for the interpreter (limit {MAX_ELEMENTS} elements)")
 
 
 class Node:
