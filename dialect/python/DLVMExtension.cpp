@@ -168,6 +168,12 @@ NB_MODULE(_dlvm, m) {
         "Makes sure this many worker threads exist (at most cpus - 1).");
   m.def("set_async_runtime_spin", &dlvmRuntimeSetSpin, nb::arg("microseconds"),
         "How long idle workers and waiting threads poll before they sleep.");
+  m.def(
+      "use_openmp",
+      [](std::uintptr_t gompParallel) { dlvmRuntimeUseOpenMP(reinterpret_cast<void *>(gompParallel)); },
+      nb::arg("gomp_parallel"),
+      "Run parallel loops on the OpenMP team of this GOMP_parallel address (0: the pool's own workers).");
+  m.def("openmp_regions", &dlvmRuntimeOpenMPRegions, "OpenMP parallel regions run so far.");
 
   // Machine code for an LLVM-dialect module (dlvm-c/Codegen.h).
   m.def(

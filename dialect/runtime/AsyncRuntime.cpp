@@ -25,6 +25,16 @@
 //    cpus - 1, so threads=2 keeps one worker spinning, not one per core. A
 //    program that reserved none still gets one worker on its first task.
 //
+// Sharing an OpenMP runtime's threads (dlvmRuntimeUseOpenMP): in a process
+// where another library runs its own OpenMP team (PyTorch's libgomp), two
+// pools that each spin after their parallel regions fight over the cores: a
+// dlvm call right after a PyTorch op ran about 2x slower on 2 vCPUs while
+// libgomp's workers spun out their ~300,000-pause budget. Given libgomp's
+// `GOMP_parallel`, the pool starts no workers of its own (those it has go to
+// sleep); queued tasks wait until a thread awaits a group, token or value,
+// which then runs an OpenMP parallel region whose threads (already spinning,
+// or woken by libgomp) drain the queue until the awaited object is ready.
+//
 // Semantics follow the upstream reference implementation: reference-counted
 // tokens, values and groups; awaiters of the *AndExecute functions run on the
 // thread that makes the token/value/group ready.
@@ -79,6 +89,12 @@ std::int64_t initialSpin() {
   return 5000;
 }
 
+// GOMP_parallel(fn, data, num_threads, flags) of the OpenMP runtime whose
+// threads run the tasks, or null (the pool's own workers).
+using GompParallel = void (*)(void (*)(void *), void *, unsigned, unsigned);
+std::atomic<GompParallel> gompParallel{nullptr};
+std::atomic<std::uint64_t> openmpRegions{0};
+
 std::atomic<std::int64_t> liveObjects{0};
 std::atomic<std::int64_t> spinMicros{initialSpin()};
 std::atomic<std::uint64_t> tasksByWorkers{0};
@@ -115,8 +131,8 @@ template <typename Poll> bool spinUntil(Poll poll) {
 // ---------------------------------------------------------------------------
 
 struct Task {
-  CoroHandle handle;
-  CoroResume resume;
+  CoroHandle handle = nullptr;
+  CoroResume resume = nullptr;
 };
 
 unsigned availableCpus() {
@@ -157,7 +173,8 @@ public:
   }
 
   void submit(Task task) {
-    ensureWorkers(1);
+    if (!gompParallel.load(std::memory_order_acquire))
+      ensureWorkers(1);
     std::lock_guard<std::mutex> lock(mutex);
     queue.push_back(task);
     queued.fetch_add(1, std::memory_order_release);
@@ -172,6 +189,12 @@ public:
       return false;
     task.resume(task.handle);
     return true;
+  }
+
+  // Wakes sleeping workers (after OpenMP sharing is turned off).
+  void wakeAll() {
+    std::lock_guard<std::mutex> lock(mutex);
+    wake.notify_all();
   }
 
   std::int64_t workers() const { return started.load(std::memory_order_relaxed); }
@@ -198,9 +221,15 @@ private:
   }
 
   [[noreturn]] void workerLoop() {
+    auto shared = [] { return gompParallel.load(std::memory_order_acquire) != nullptr; };
     for (;;) {
       Task task;
-      if (spinUntil([&] { return pop(task); })) {
+      if (!shared() && spinUntil([&] { return shared() || pop(task); }) && !shared()) {
+        task.resume(task.handle);
+        tasksByWorkers.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
+      if (task.handle) { // popped just as OpenMP sharing began: run it
         task.resume(task.handle);
         tasksByWorkers.fetch_add(1, std::memory_order_relaxed);
         continue;
@@ -208,7 +237,7 @@ private:
       std::unique_lock<std::mutex> lock(mutex);
       ++sleeping;
       sleeps.fetch_add(1, std::memory_order_relaxed);
-      wake.wait(lock, [&] { return !queue.empty(); });
+      wake.wait(lock, [&] { return !queue.empty() && !shared(); });
       --sleeping;
     }
   }
@@ -256,8 +285,27 @@ private:
 struct Awaitable : RefCounted {
   using RefCounted::RefCounted;
 
-  // Blocks until ready() holds: runs queued tasks, spins, then sleeps.
+  // Blocks until ready() holds: runs queued tasks (on an OpenMP team when
+  // sharing one), spins, then sleeps.
   template <typename Ready> void await(Ready ready) {
+    if (GompParallel parallel = gompParallel.load(std::memory_order_acquire); parallel && !ready()) {
+      struct Drain {
+        Ready *ready;
+        static void run(void *data) {
+          Ready &isReady = *static_cast<Drain *>(data)->ready;
+          while (!isReady()) {
+            if (Pool::get().runOne())
+              tasksByWaiters.fetch_add(1, std::memory_order_relaxed);
+            else
+              DLVM_CPU_RELAX();
+          }
+        }
+      } drain{&ready};
+      openmpRegions.fetch_add(1, std::memory_order_relaxed);
+      parallel(&Drain::run, &drain, 0, 0);
+      if (ready())
+        return;
+    }
     if (spinUntil([&] {
           if (ready())
             return true;
@@ -485,9 +533,17 @@ DLVM_RUNTIME_EXPORT void dlvmRuntimeAsyncStats(DlvmAsyncStats *stats) {
 }
 
 DLVM_RUNTIME_EXPORT void dlvmRuntimeReserveWorkers(int64_t workers) {
-  if (workers > 0)
+  if (workers > 0 && !gompParallel.load(std::memory_order_acquire))
     Pool::get().ensureWorkers(workers);
 }
+
+DLVM_RUNTIME_EXPORT void dlvmRuntimeUseOpenMP(void *gompParallelFn) {
+  gompParallel.store(reinterpret_cast<GompParallel>(gompParallelFn), std::memory_order_release);
+  if (!gompParallelFn)
+    Pool::get().wakeAll();
+}
+
+DLVM_RUNTIME_EXPORT uint64_t dlvmRuntimeOpenMPRegions(void) { return openmpRegions.load(); }
 
 DLVM_RUNTIME_EXPORT void dlvmRuntimeSetSpin(int64_t microseconds) {
   spinMicros.store(std::max<std::int64_t>(0, microseconds));

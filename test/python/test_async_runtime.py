@@ -251,3 +251,53 @@ def test_spin_budget_from_the_environment() -> None:
     env["DLVM_ASYNC_SPIN_US"] = "not a number"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "5000"
+
+
+OPENMP = """
+import sys, threading
+import numpy as np
+torch = __import__("torch")  # loads PyTorch's libgomp
+torch.ones(256, 256) @ torch.ones(256, 256)  # its team exists and spins
+from dlvm_mlir.backend import compile_cpu, runtime_stats
+from dlvm_mlir.backend.runtime import loaded_libgomp, share_openmp_threads
+source = sys.stdin.read()
+assert loaded_libgomp() is not None
+exe = compile_cpu(source, threads=2)
+rng = np.random.default_rng(0)
+def check():
+    a = rng.standard_normal((192, 256)).astype(np.float32)
+    b = rng.standard_normal((256, 160)).astype(np.float32)
+    np.testing.assert_allclose(exe.mm(a, b), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+assert share_openmp_threads() is True
+for _ in range(10):
+    check()
+    torch.ones(64, 64) @ torch.ones(64, 64)
+errors = []
+def work():
+    try:
+        for _ in range(5):
+            check()
+    except BaseException as exc:
+        errors.append(exc)
+threads = [threading.Thread(target=work) for _ in range(3)]
+[t.start() for t in threads]; [t.join(60) for t in threads]
+assert not errors, errors
+shared = runtime_stats()["async"]
+assert shared["openmp_regions"] >= 10, shared
+assert shared["live_objects"] == 0, shared
+assert share_openmp_threads(False) is False
+before = shared["tasks_by_workers"]
+for _ in range(10):
+    check()
+after = runtime_stats()["async"]
+assert after["openmp_regions"] == shared["openmp_regions"], after
+assert after["tasks_by_workers"] > before, after
+print("ok")
+"""
+
+
+def test_parallel_loops_can_run_on_a_shared_openmp_team() -> None:
+    """share_openmp_threads(): parallel loops on PyTorch's libgomp team (then back on the pool)."""
+    pytest.importorskip("torch")
+    run = subprocess.run([sys.executable, "-c", OPENMP], input=MATMUL, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and run.stdout.strip().endswith("ok"), run.stdout + run.stderr

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import logging
 import operator
+import os
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -54,6 +55,7 @@ from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from torch.fx.passes.operator_support import OperatorSupportBase
 
 import dlvm_mlir.nnkit as dl
+from dlvm_mlir.backend.runtime import share_openmp_threads
 from dlvm_mlir.errors import DLVMError, FrontendError
 
 from .importer import coverage, import_graph, why_unsupported
@@ -212,6 +214,21 @@ def _state_outputs(call: torch.fx.Node) -> set[int]:
     return found
 
 
+_threads_shared: bool | None = None
+
+
+def _share_threads() -> None:
+    """Once per process: compiled code's parallel loops on PyTorch's OpenMP team
+    (``dlvm_mlir.backend.runtime.share_openmp_threads``), unless
+    ``DLVM_TORCH_SHARE_THREADS=0``. Two thread pools that spin after their parallel
+    regions (a dlvm call right after a PyTorch op ran about 2x slower) would share the cores."""
+    global _threads_shared
+    if _threads_shared is None:
+        wanted = os.environ.get("DLVM_TORCH_SHARE_THREADS", "1") != "0"
+        openmp = "OpenMP" in torch.__config__.parallel_info()
+        _threads_shared = wanted and openmp and share_openmp_threads(True)
+
+
 def backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], options: dict[str, Any] | None = None,
             **kwargs: Any) -> DlvmGraph:
     """The TorchDynamo back end (``torch.compile(model, backend="dlvm")``).
@@ -224,6 +241,7 @@ def backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], options: di
     unknown = sorted(set(given) - {"strict"})
     if unknown:
         raise FrontendError(f"the dlvm torch backend has no option {', '.join(map(repr, unknown))} (it takes 'strict')")
+    _share_threads()
     return DlvmGraph(gm, strict=bool(given.get("strict", False)))
 
 

@@ -65,6 +65,16 @@ DLVM_RUNTIME_EXPORT void dlvmRuntimeAsyncStats(DlvmAsyncStats *stats);
  * compiled for N threads reserves N - 1 (its caller is the N-th). */
 DLVM_RUNTIME_EXPORT void dlvmRuntimeReserveWorkers(int64_t workers);
 
+/* Runs parallel loops on an OpenMP runtime's threads instead of the pool's own:
+ * `gompParallelFn` is that runtime's `GOMP_parallel` (libgomp's ABI of
+ * `#pragma omp parallel`), e.g. of the libgomp PyTorch loaded; NULL goes back
+ * to the pool's workers. Use it when another library's OpenMP team runs in the
+ * same process: two pools spinning after their regions slow each other down. */
+DLVM_RUNTIME_EXPORT void dlvmRuntimeUseOpenMP(void *gompParallelFn);
+
+/* How many OpenMP parallel regions the runtime has run (see above). */
+DLVM_RUNTIME_EXPORT uint64_t dlvmRuntimeOpenMPRegions(void);
+
 /* How long an idle worker or a waiting thread polls before it sleeps
  * (default 5000, or $DLVM_ASYNC_SPIN_US). */
 DLVM_RUNTIME_EXPORT void dlvmRuntimeSetSpin(int64_t microseconds);
