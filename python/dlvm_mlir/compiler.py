@@ -38,8 +38,8 @@ from . import crash_guard
 from .cache import MemoryCache, cache_key, cache_stats, disk_cache
 from .errors import CompileError, DLVMError
 from .backend.options import default_threads
-from .passes import pass_text, run_pipeline
 from .parsing import parse_alone, parse_module
+from .stages import STAGES, FrontOptions, run_front_stages
 
 __all__ = ["CompileError", "CompileOptions", "Executable", "STAGES", "compile", "load", "lower"]
 
@@ -91,6 +91,11 @@ class CompileOptions:
         if self.entry_points is not None:
             object.__setattr__(self, "entry_points", tuple(self.entry_points))
 
+    def front(self) -> FrontOptions:
+        """The options of the target-independent stages (dlvm_mlir.stages)."""
+        return FrontOptions(self.optimize, self.checkpoint, self.checkpoint_budget, self.check_bounds,
+                            self.entry_points)
+
     def backend_key(self) -> str:
         """What the target's back end adds to the cache key (its options and the machine)."""
         if self.target == "cpu":
@@ -100,65 +105,6 @@ class CompileOptions:
         from .backend.gpu import GpuOptions
 
         return GpuOptions(chip=self.gpu_chip, format="auto").key()
-
-
-def _has_derivative_declarations(module: ir.Module) -> bool:
-    for op in module.body.operations:
-        attrs = op.attributes
-        if "dlvm.gradient" in attrs or "dlvm.tangent" in attrs:
-            return True
-    return False
-
-
-def _keep_public(module: ir.Module, names: Sequence[str]) -> None:
-    """Make every function but ``names`` private; an unknown name is an error."""
-    found = set()
-    private = ir.StringAttr.get("private", module.context)
-    for op in module.body.operations:
-        if "sym_name" not in op.attributes:
-            continue
-        name = ir.StringAttr(op.attributes["sym_name"]).value
-        if name in names:
-            found.add(name)
-        elif op.operation.name == "func.func" and len(op.regions[0].blocks):
-            op.attributes["sym_visibility"] = private
-    missing = [n for n in names if n not in found]
-    if missing:
-        raise CompileError(f"no function named {', '.join('@' + n for n in missing)} to be an entry point")
-
-
-def stage_ad(module: ir.Module, options: CompileOptions) -> None:
-    if _has_derivative_declarations(module):
-        run_pipeline(module, "builtin.module(dlvm-differentiate)")
-    if options.entry_points is not None:
-        _keep_public(module, options.entry_points)
-
-
-def stage_optimize(module: ir.Module, options: CompileOptions) -> None:
-    checkpoint = {"checkpoint": options.checkpoint} if options.checkpoint != "save-everything" else {}
-    if options.checkpoint_budget:
-        checkpoint["checkpoint-budget"] = options.checkpoint_budget
-    if options.optimize:
-        pipeline = pass_text("dlvm-optimize", **checkpoint)
-    else:
-        renamed = {"policy" if k == "checkpoint" else "budget": v for k, v in checkpoint.items()}
-        pipeline = (pass_text("dlvm-checkpoint", **renamed) + "," if checkpoint else "") + "canonicalize,cse"
-    run_pipeline(module, f"builtin.module({pipeline})")
-
-
-def stage_linalg(module: ir.Module, options: CompileOptions) -> None:
-    # the checks guard the program's own accesses and slices (before the lowering, whose
-    # slices are in bounds by construction and would only be slowed down)
-    checks = "dlvm-check-bounds," if options.check_bounds else ""
-    run_pipeline(module, f"builtin.module({checks}dlvm-to-linalg,canonicalize,cse)")
-
-
-STAGES: dict[str, Callable[[ir.Module, CompileOptions], None]] = {
-    "ad": stage_ad,
-    "optimize": stage_optimize,
-    "linalg": stage_linalg,
-}
-"""The target-independent stages, in order; the back end follows."""
 
 
 def _source_text(source: str | ir.Module) -> str:
@@ -179,14 +125,7 @@ def _run_stages(
     if seconds is not None:
         seconds["parse"] = time.perf_counter() - start
     with module.context:
-        for name, stage in STAGES.items():
-            crash_guard.report_stage(name)
-            start = time.perf_counter()
-            stage(module, options)
-            if seconds is not None:
-                seconds[name] = time.perf_counter() - start
-            if name == until:
-                break
+        run_front_stages(module, options.front(), until, on_stage=crash_guard.report_stage, seconds=seconds)
     return module
 
 

@@ -74,6 +74,33 @@ def test_same_code_as_the_compile_path() -> None:
     assert str(_run(PROGRAM, "dlvm-cpu-pipeline{threads=2}")) == expected
 
 
+GRADIENT = """
+func.func @loss(%x: tensor<8x16xf32>, %w: tensor<16x12xf32>, %v: tensor<12x4xf32>) -> tensor<f32> {
+  %h0 = dlvm.dot %x, %w : tensor<8x16xf32>, tensor<16x12xf32>
+  %h = dlvm.tanh %h0 : tensor<8x12xf32>
+  %o = dlvm.dot %h, %v : tensor<8x12xf32>, tensor<12x4xf32>
+  %e = dlvm.exp %o : tensor<8x4xf32>
+  %s = dlvm.reduce add %e dims [0, 1] : tensor<8x4xf32>
+  return %s : tensor<f32>
+}
+func.func private @loss_grad(tensor<8x16xf32>, tensor<16x12xf32>, tensor<12x4xf32>)
+    -> (tensor<16x12xf32>, tensor<12x4xf32>)
+    attributes {dlvm.gradient = #dlvm.gradient<of @loss wrt [1, 2]>}
+"""
+
+
+@pytest.mark.parametrize("policy", ["save-everything", "save-nothing"])
+def test_checkpoint_policy_as_in_compile(policy: str) -> None:
+    """One front half (dlvm_mlir.stages): the pass honours the checkpoint policy as compile() does."""
+    from dlvm_mlir.compiler import CompileOptions, lower
+
+    expected = str(lower(GRADIENT, options=CompileOptions(checkpoint=policy)))
+    got = str(_run(GRADIENT, f"dlvm-cpu-pipeline{{stop-at=linalg checkpoint={policy}}}"))
+    assert got == expected
+    if policy != "save-everything":
+        assert got != str(_run(GRADIENT, "dlvm-cpu-pipeline{stop-at=linalg}"))
+
+
 def test_llvm_output_translates_and_runs() -> None:
     llvm_module = _run(PROGRAM, "dlvm-cpu-pipeline")
     text = str(llvm_module)

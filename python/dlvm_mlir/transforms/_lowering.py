@@ -1,7 +1,7 @@
 """Shared by the lowering passes (dlvm-cpu-pipeline, dlvm-gpu-pipeline, dlvm-kernel-fusion).
 
-* :func:`to_linalg` - the target-independent front part: dlvm-differentiate
-  (when the module declares derivatives), dlvm-optimize, dlvm-to-linalg;
+* :data:`FRONT_OPTIONS` / :func:`to_linalg` - the target-independent front half
+  (:mod:`dlvm_mlir.stages`, the same stages and options as ``dlvm_mlir.compile``);
 * :func:`run_in_private_context` / :func:`replace_contents` - run Python
   stages on a copy of the module in a fresh context.  The stages run nested
   pass managers whose passes add dialect extensions to the context, which
@@ -18,11 +18,13 @@ from collections.abc import Callable
 from mlir import ir
 
 from dlvm_mlir.errors import Diagnostic, DiagnosticError, SourceLocation
-from dlvm_mlir.passes import ModulePass, run_pipeline
+from dlvm_mlir.passes import ModulePass, Option
+from dlvm_mlir.stages import FrontOptions, run_front_stages
+from dlvm_mlir.transforms.checkpoint import POLICIES
 
 __all__ = [
-    "has_derivative_declarations",
-    "has_dlvm_ops",
+    "FRONT_OPTIONS",
+    "front_options",
     "replace_contents",
     "report_failure",
     "run_in_private_context",
@@ -90,41 +92,21 @@ def _at(module: ir.Operation, where: SourceLocation | None) -> ir.Operation | ir
     return ir.Location.file(where.filename, where.line, where.column, context=module.context)
 
 
-def has_derivative_declarations(module: ir.OpView | ir.Module) -> bool:
-    for op in module.body.operations:
-        attrs = op.attributes
-        if "dlvm.gradient" in attrs or "dlvm.tangent" in attrs:
-            return True
-    return False
+FRONT_OPTIONS = (
+    Option("optimize", bool, True, "run dlvm-optimize before dlvm-to-linalg"),
+    Option("checkpoint", str, "save-everything",
+           "what gradients save for their reverse sweep (dlvm-checkpoint's policy)", choices=POLICIES),
+    Option("checkpoint-budget", str, "", "residual memory budget for checkpoint=min-recompute (e.g. 1MiB)"),
+)
+"""The pipeline passes' options of the front half (``dlvm_mlir.compile``'s keywords)."""
 
 
-def has_dlvm_ops(module: ir.OpView | ir.Module) -> bool:
-    found = False
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        nonlocal found
-        if op.name.startswith("dlvm."):
-            found = True
-            return ir.WalkResult.INTERRUPT
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return found
+def front_options(pass_: ModulePass) -> FrontOptions:
+    """The :class:`FrontOptions` of a pipeline pass's :data:`FRONT_OPTIONS`."""
+    return FrontOptions(optimize=pass_.optimize, checkpoint=pass_.checkpoint,
+                        checkpoint_budget=pass_.checkpoint_budget)
 
 
-def to_linalg(module: ir.OpView | ir.Module, optimize: bool) -> None:
-    """The target-independent stages of dlvm_mlir.compile, on this module.
-
-    Linalg input passes through unchanged; DLVM input gets its derivatives
-    synthesized, then dlvm-optimize (with ``optimize``), dlvm-to-linalg,
-    canonicalize and cse.
-    """
-    steps = []
-    if has_derivative_declarations(module):
-        steps.append("dlvm-differentiate")
-    if has_dlvm_ops(module) or steps:
-        if optimize:
-            steps.append("dlvm-optimize")
-        steps += ["dlvm-to-linalg", "canonicalize", "cse"]
-    if steps:
-        run_pipeline(module, f"builtin.module({','.join(steps)})", reproducer=False)
+def to_linalg(module: ir.Module, options: FrontOptions) -> None:
+    """The front half of dlvm_mlir.compile on this module; linalg input passes through unchanged."""
+    run_front_stages(module, options, linalg_passes_through=True)

@@ -3,8 +3,10 @@
 The same stages as ``dlvm_mlir.compile(text, target="cpu")`` (see
 :mod:`dlvm_mlir.backend.cpu` and docs/cpu.md), as a ModulePass::
 
-    linalg              dlvm-differentiate (when the module declares derivatives),
-                        dlvm-optimize (optimize=true), dlvm-to-linalg
+    linalg              the front half of dlvm_mlir.compile (dlvm_mlir.stages):
+                        dlvm-differentiate (when the module declares derivatives),
+                        dlvm-optimize (optimize=true) with the checkpoint policy
+                        (checkpoint=, checkpoint-budget=), dlvm-to-linalg
     entry-points        public functions -> C-interface entry points
     fuse                dlvm-kernel-fusion
     approximate-math    f32 exp/log/tanh/erf -> vectorizable polynomials
@@ -37,7 +39,14 @@ from dlvm_mlir.backend.cpu import STAGE_NAMES, CpuOptions, lower_to_llvm_cpu
 from dlvm_mlir.backend.options import default_threads
 from dlvm_mlir.backend.target import CpuTarget, host_target
 from dlvm_mlir.passes import ModulePass, Option, PassError, register_pass
-from dlvm_mlir.transforms._lowering import replace_contents, report_failure, run_in_private_context, to_linalg
+from dlvm_mlir.transforms._lowering import (
+    FRONT_OPTIONS,
+    front_options,
+    replace_contents,
+    report_failure,
+    run_in_private_context,
+    to_linalg,
+)
 
 __all__ = ["CpuPipeline", "STOP_POINTS", "cpu_options"]
 
@@ -78,6 +87,7 @@ class CpuPipeline(ModulePass):
     name = "dlvm-cpu-pipeline"
     summary = "Lower DLVM/linalg IR through fusion, tiling, vectorization and bufferization to the LLVM dialect (CPU)"
     options = (
+        *FRONT_OPTIONS,
         Option("threads", int, default_threads(), "threads the parallel loops are split over (1: no async runtime)",
                default_doc="the cores this process may use"),
         Option("vectorize", bool, True, "tile and vectorize (false: scalar loops)"),
@@ -89,7 +99,6 @@ class CpuPipeline(ModulePass):
         Option("caching-allocator", bool, True,
                "memref.alloc/dealloc call _mlir_memref_to_llvm_{alloc,aligned_alloc,free} (bound to dlvm_mlir's "
                "caching allocator by its JIT; false: malloc/free)"),
-        Option("optimize", bool, True, "run dlvm-optimize before dlvm-to-linalg"),
         Option("stop-at", str, "to-llvm", "stop after this stage", choices=STOP_POINTS),
     )
 
@@ -109,8 +118,10 @@ class CpuPipeline(ModulePass):
             caching_allocator=self.caching_allocator,
         )
 
+        front = front_options(self)
+
         def stages(work: ir.Module) -> None:
-            to_linalg(work.operation.opview, self.optimize)
+            to_linalg(work, front)
             if self.stop_at != "linalg":
                 lower_to_llvm_cpu(work, options=options, stop_after=self.stop_at)
 

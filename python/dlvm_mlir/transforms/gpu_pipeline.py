@@ -26,7 +26,14 @@ from mlir import ir
 from dlvm_mlir.backend.gpu import GPU_STAGE_NAMES, GpuOptions, lower_to_gpu
 from dlvm_mlir.backend.gpu_schedule import GpuScheduleOptions
 from dlvm_mlir.passes import ModulePass, Option, PassError, register_pass
-from dlvm_mlir.transforms._lowering import replace_contents, report_failure, run_in_private_context, to_linalg
+from dlvm_mlir.transforms._lowering import (
+    FRONT_OPTIONS,
+    front_options,
+    replace_contents,
+    report_failure,
+    run_in_private_context,
+    to_linalg,
+)
 
 STOP_POINTS = ("linalg", *GPU_STAGE_NAMES)
 
@@ -36,13 +43,13 @@ class GpuPipeline(ModulePass):
     name = "dlvm-gpu-pipeline"
     summary = "Lower DLVM/linalg IR to tiled GPU kernels (PTX/cubin for NVIDIA) and CUDA host code"
     options = (
+        *FRONT_OPTIONS,
         Option("chip", str, "sm_90", "NVIDIA GPU architecture (sm_XY)"),
         Option("features", str, "+ptx80", "PTX ISA features of the NVPTX back end"),
         Option("opt-level", int, 3, "optimization level of the NVPTX back end (0-3)"),
         Option("format", str, "isa", "kernel binary format: isa (PTX), bin (cubin via ptxas), auto",
                choices=("isa", "bin", "auto")),
         Option("stop-at", str, "binary", "stop after this stage", choices=STOP_POINTS),
-        Option("optimize", bool, True, "run dlvm-optimize before dlvm-to-linalg"),
         Option("block-threads", int, 256, "threads per block of elementwise and reduction kernels"),
         Option("mma", str, "auto", "tensor cores: auto (f16 matmuls), tf32 (also f32 matmuls, TF32 precision), none",
                choices=("auto", "tf32", "none")),
@@ -72,8 +79,10 @@ class GpuPipeline(ModulePass):
         )
         # on a copy in a private context: see dlvm_mlir.transforms._lowering
 
+        front = front_options(self)
+
         def stages(work: ir.Module) -> None:
-            to_linalg(work.operation.opview, self.optimize)
+            to_linalg(work, front)
             if self.stop_at != "linalg":
                 lower_to_gpu(work, options, stop_after=self.stop_at)
 
