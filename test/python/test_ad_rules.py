@@ -305,7 +305,19 @@ CASES: list[Case] = [
         [((1, 1, 5), "normal"), ((1, 1, 2), "normal")],
         "tensor<1x1x4xf64>",
     ),
-    # Strided without dilations: the input gradient by phases (one convolution per phase).
+    # Strided without dilations: the input and kernel gradients by phases (one convolution per phase).
+    _op(
+        "convolve_phases_kernel_5x4_stride_3x2",  # taps per phase 2,2,1 x 2,2; an input size no stride divides
+        "dlvm.convolve %a, %b strides [3, 2] padding [2, 1, 1, 2] : tensor<2x3x11x9xf64>, tensor<2x3x5x4xf64>",
+        [((2, 3, 11, 9), "normal"), ((2, 3, 5, 4), "normal")],
+        "tensor<2x2x4x5xf64>",
+    ),
+    _op(
+        "convolve_phases_input_unreached",  # stride 4 > window 2 and high padding: some input rows unused
+        "dlvm.convolve %a, %b strides [4] padding [0, 3] : tensor<1x2x10xf64>, tensor<3x2x2xf64>",
+        [((1, 2, 10), "normal"), ((3, 2, 2), "normal")],
+        "tensor<1x3x3xf64>",
+    ),
     _op(
         "convolve_phases_2d_groups",
         "dlvm.convolve %a, %b strides [2, 3] padding [1, 0, 2, 1] groups 2 : tensor<2x4x7x8xf64>, tensor<6x2x3x4xf64>",

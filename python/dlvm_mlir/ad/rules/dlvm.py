@@ -1143,6 +1143,25 @@ def _conv_input_grad_by_phases(conv: _Conv, g: ir.Value, swapped: ir.Value) -> i
     return vocab.slice_(interleaved, [0] * (2 + ns), conv.input_shape)
 
 
+def _swap_batch_and_channels(conv: _Conv, x: ir.Value, g: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """x [N, G*Cg, ...] as [Cg, G*N, ...] and g [N, G*Og, ...] as the kernel [G*Og, N, ...]
+    of the convolution that computes the kernel gradient (see :func:`_conv_kernel_grad`)."""
+    groups = conv.groups
+    n = conv.input_shape[0]
+    o = conv.kernel_shape[0]
+    if groups == 1:  # the same, without the group dimension
+        swap = [1, 0, *range(2, 2 + conv.ns)]
+        return vocab.transpose(x, swap), vocab.transpose(g, swap)
+    cg, og = conv.input_shape[1] // groups, o // groups
+    spatial = list(range(3, 3 + conv.ns))
+    x_shape, g_shape = vocab.shape(x), vocab.shape(g)
+    xs = vocab.reshape(x, [n, groups, cg, *x_shape[2:]])
+    xs = vocab.reshape(vocab.transpose(xs, [2, 1, 0, *spatial]), [cg, groups * n, *x_shape[2:]])
+    gs = vocab.reshape(g, [n, groups, og, *g_shape[2:]])
+    gs = vocab.reshape(vocab.transpose(gs, [1, 2, 0, *spatial]), [o, n, *g_shape[2:]])
+    return xs, gs
+
+
 def _conv_kernel_grad(conv: _Conv, g: ir.Value, x: ir.Value) -> ir.Value:
     """A convolution over the batch: the batch becomes the reduced channels.
 
@@ -1155,19 +1174,67 @@ def _conv_kernel_grad(conv: _Conv, g: ir.Value, x: ir.Value) -> ir.Value:
     kernel gradient at once (a depthwise layer's 128 groups are one op, not 128).
     """
     groups = conv.groups
-    n, c = conv.input_shape[:2]
-    o = conv.kernel_shape[0]
-    cg, og = c // groups, o // groups
-    if groups == 1:  # the same, without the group dimension
-        swap = [1, 0, *range(2, 2 + conv.ns)]
-        xs, gs = vocab.transpose(x, swap), vocab.transpose(g, swap)
-    else:
-        spatial = list(range(3, 3 + conv.ns))
-        xs = vocab.reshape(x, [n, groups, cg, *conv.input_shape[2:]])
-        xs = vocab.reshape(vocab.transpose(xs, [2, 1, 0, *spatial]), [cg, groups * n, *conv.input_shape[2:]])
-        gs = vocab.reshape(g, [n, groups, og, *conv.output_shape[2:]])
-        gs = vocab.reshape(vocab.transpose(gs, [1, 2, 0, *spatial]), [o, n, *conv.output_shape[2:]])
+    cg, o = conv.input_shape[1] // groups, conv.kernel_shape[0]
+    if any(s > 1 for s in conv.strides) and all(d == 1 for d in [*conv.lhs_dilation, *conv.rhs_dilation]):
+        return _conv_kernel_grad_by_phases(conv, g, x)
+    xs, gs = _swap_batch_and_channels(conv, x, g)
     full = _convolve(xs, gs, conv.rhs_dilation, conv.padding, conv.lhs_dilation, conv.strides, groups)
     window = conv.kernel_shape[2:]
     cropped = vocab.slice_(full, [0] * (2 + conv.ns), [cg, o, *window])
     return vocab.transpose(cropped, [1, 0, *range(2, 2 + conv.ns)])
+
+
+def _conv_kernel_grad_by_phases(conv: _Conv, g: ir.Value, x: ir.Value) -> ir.Value:
+    """The kernel gradient of a strided convolution (no dilations) as one unstrided kernel
+    gradient per phase of the window, interleaved.
+
+    Per spatial dimension (input n, output m, window K, stride s, low padding lo), tap
+    k = s*j + a (phase a, j < J_a = ceil((K - a) / s)) meets input position
+    o*s + s*j + a - lo = s*(o + j + e) + b, with b = (a - lo) mod s and e = (a - lo - b) / s:
+    the input's phase b (x[b::s], a contiguous copy) shifted by e, correlated with g
+    unstrided. Computed as the stride-s convolution of the whole input with g dilated by s
+    (the general rule), the correlation reads the input with stride s in its innermost
+    loop (a gather per element); per phase, every read is contiguous.
+    """
+    ns = conv.ns
+    groups = conv.groups
+    cg, o = conv.input_shape[1] // groups, conv.kernel_shape[0]
+    window = conv.kernel_shape[2:]
+    longest = [-(-k // s) for k, s in zip(window, conv.strides)]
+    element = ir.RankedTensorType(g.type).element_type
+    _, gs = _swap_batch_and_channels(conv, x, g)
+    outputs = []
+    for phase in itertools.product(*(range(s) for s in conv.strides)):
+        offsets, sizes, strides, padding, taps = [0, 0], list(conv.input_shape[:2]), [1, 1], [], []
+        for i, a in enumerate(phase):
+            n, m, k, s, lo = conv.input_shape[2 + i], conv.output_shape[2 + i], window[i], conv.strides[i], conv.low(i)
+            count = -(-(k - a) // s) if a < k else 0
+            b = (a - lo) % s
+            shift = (a - lo - b) // s
+            length = -(-(n - b) // s) if b < n else 0
+            low, high = -shift, count + m - 1 - length + shift  # output length: count taps
+            crop_low, crop_high = max(-low, 0), max(-high, 0)
+            offsets.append(b + s * crop_low)
+            sizes.append(length - crop_low - crop_high)
+            strides.append(s)
+            padding += [max(low, 0), max(high, 0)]
+            taps.append(count)
+        if min(taps) == 0 or min(sizes[2:]) <= 0:  # no tap of this phase, or no input reaches it
+            outputs.append(vocab.zeros(vocab.tensor_type([cg, o, *longest], element)))
+            continue
+        xs, _ = _swap_batch_and_channels(conv, vocab.slice_(x, offsets, sizes, strides), g)
+        part = _convolve(xs, gs, [1] * ns, padding, [1] * ns, [1] * ns, groups)  # [Cg, O, taps...]
+        for i, (count, most) in enumerate(zip(taps, longest)):
+            if count < most:
+                shape = vocab.shape(part)
+                shape[2 + i] = most - count
+                part = vocab.concat([part, vocab.zeros(vocab.tensor_type(shape, element))], 2 + i)
+        outputs.append(part)
+    # [phases..., Cg, O, J...] -> [Cg, O, J0, s0, J1, s1, ...] -> [Cg, O, J0*s0, ...] -> the window
+    stacked = vocab.concat([vocab.reshape(v, [1, *vocab.shape(v)]) for v in outputs], 0)
+    stacked = vocab.reshape(stacked, [*conv.strides, cg, o, *longest])
+    perm = [ns, ns + 1] + [p for i in range(ns) for p in (ns + 2 + i, i)]
+    interleaved = vocab.reshape(vocab.transpose(stacked, perm),
+                                [cg, o, *(j * s for j, s in zip(longest, conv.strides))])
+    cropped = vocab.slice_(interleaved, [0] * (2 + ns), [cg, o, *window])
+    return vocab.transpose(cropped, [1, 0, *range(2, 2 + ns)])
