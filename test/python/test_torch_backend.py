@@ -391,6 +391,20 @@ def test_a_subgraph_dlvm_cannot_compile_runs_in_pytorch(monkeypatch, caplog):
         compile_dlvm(lambda x, w: torch.tanh(x @ w).sum())(x, w)
 
 
+def test_a_graph_that_does_not_trace_runs_in_pytorch(monkeypatch, caplog):
+    import dlvm_mlir.torch.backend as torch_backend
+
+    def failing(*args, **kwargs):
+        raise RuntimeError("simulated tracing failure")
+
+    monkeypatch.setattr(torch_backend, "make_fx", failing)
+    x = _t(3, 4)
+    with caplog.at_level(logging.WARNING, logger="dlvm_mlir.torch"):
+        got = torch.compile(lambda x: torch.tanh(x).sum(), backend=backend)(x)
+    np.testing.assert_allclose(got.detach().numpy(), torch.tanh(x).sum().detach().numpy())
+    assert any("tracing it to core ATen failed: simulated tracing failure" in r.getMessage() for r in caplog.records)
+
+
 def test_bad_backend_option_is_an_error():
     with pytest.raises(Exception, match="has no option 'fast'"):
         torch.compile(lambda x: x * 2, backend=backend, options={"fast": True})(torch.ones(2))

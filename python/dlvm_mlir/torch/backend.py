@@ -160,7 +160,14 @@ class DlvmGraph:
         key = (tuple(_tensor_key(a) for a in args), torch.is_grad_enabled())
         module = self._compiled.get(key)
         if module is None:
-            module = self._specialize(args)
+            try:
+                module = self._specialize(args)
+            except Exception as err:  # noqa: BLE001 - PyTorch's tracing machinery, not the user's code
+                if self.strict:
+                    raise
+                log.warning("dlvm: a graph runs in PyTorch: tracing it to core ATen failed: %s",
+                            str(err).splitlines()[0] if str(err) else type(err).__name__)
+                module = self.gm
             self._compiled[key] = module
         return module(*args)
 
