@@ -17,7 +17,7 @@ F = torch.nn.functional
 
 from dlvm_mlir.errors import FrontendError  # noqa: E402
 from dlvm_mlir.torch import backend, coverage  # noqa: E402
-from dlvm_mlir.torch.backend import DlvmGraph, _array, _tensor  # noqa: E402
+from dlvm_mlir.torch.dynamo import DlvmGraph, _array, _tensor  # noqa: E402
 
 torch._dynamo.config.allow_rnn = True  # nn.LSTM into the graph (it decomposes into its cells)
 
@@ -392,7 +392,7 @@ def test_a_subgraph_dlvm_cannot_compile_runs_in_pytorch(monkeypatch, caplog):
 
 
 def test_a_graph_that_does_not_trace_runs_in_pytorch(monkeypatch, caplog):
-    import dlvm_mlir.torch.backend as torch_backend
+    import dlvm_mlir.torch.dynamo as torch_backend
 
     def failing(*args, **kwargs):
         raise RuntimeError("simulated tracing failure")

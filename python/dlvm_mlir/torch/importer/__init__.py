@@ -1,7 +1,7 @@
 """Core ATen FX graphs into the ``dlvm`` dialect, through NNKit.
 
 An FX graph (after functionalization and decomposition to core ATen, see
-:mod:`dlvm_mlir.torch.backend`) is staged as an NNKit function whose body
+:mod:`dlvm_mlir.torch.dynamo`) is staged as an NNKit function whose body
 interprets the graph node by node: each ATen overload has a *rule* that builds
 the node's value from NNKit ops (so broadcasting, shape checking and locations
 are NNKit's). Rules live in one module per op family (:mod:`.pointwise`,
