@@ -1454,6 +1454,40 @@ def test_convolutions_as_im2col_and_contraction(monkeypatch, n, c, h, w, f, k, s
     np.testing.assert_allclose(direct.entry("conv")(x, kern), want, rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("n,c,h,w,k,strides,dilation,padding,dtype", [
+    (4, 128, 16, 16, 3, (1, 1), (1, 1), (1, 1, 1, 1), "f32"),  # a MobileNet-style layer
+    (3, 5, 11, 13, 3, (2, 1), (1, 2), (0, 1, 2, 0), "f32"),    # strides, dilation, uneven padding
+    (2, 7, 9, 20, 5, (1, 3), (1, 1), (2, 2, 0, 1), "f64"),     # rows wider than a vector, 25 taps
+    (1, 2, 6, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0), "f32"),      # size-1 width and window
+])
+def test_depthwise_convolutions_as_multiply_adds(n, c, h, w, k, strides, dilation, padding, dtype) -> None:
+    """backend/conv_depthwise.py: a depthwise convolution (as is its input gradient) leaves
+    no grouped linalg conv for the convolution schedule and agrees with numpy."""
+    from dlvm_mlir.backend import CpuOptions
+
+    oh = (h + padding[0] + padding[1] - dilation[0] * (k - 1) - 1) // strides[0] + 1
+    ow = (w + padding[2] + padding[3] - dilation[1] * (k - 1) - 1) // strides[1] + 1
+    xt, kt, yt = (f"tensor<{n}x{c}x{h}x{w}x{dtype}>", f"tensor<{c}x1x{k}x{k}x{dtype}>",
+                  f"tensor<{n}x{c}x{oh}x{ow}x{dtype}>")
+    src = f"""func.func @conv(%x: {xt}, %k: {kt}) -> {yt} {{
+  %y = dlvm.convolve %x, %k strides [{strides[0]}, {strides[1]}] padding [{", ".join(map(str, padding))}] rhs_dilation [{dilation[0]}, {dilation[1]}] groups {c} : {xt}, {kt}
+  return %y : {yt}
+}}
+"""
+    lowered = str(lower(src, until="linalg"))
+    assert "linalg.conv_2d_ngchw_gfchw" in lowered
+    exe = compile_cpu(lowered, options=CpuOptions(), use_cache=False)
+    assert not any(r.plan.kind == "convolution" for r in exe.lowering.schedules), exe.lowering.schedules
+    npdt = np.float64 if dtype == "f64" else np.float32
+    x = RNG.standard_normal((n, c, h, w)).astype(npdt)
+    kern = RNG.standard_normal((c, 1, k, k)).astype(npdt)
+    want = np.concatenate([_numpy_conv(x[:, g:g + 1], kern[g:g + 1], strides, dilation, padding)
+                           - _numpy_conv(-x[:, g:g + 1], kern[g:g + 1], strides, dilation, padding)
+                           for g in range(c)], axis=1)  # (relu(y) - relu(-y) = y)
+    tol = 1e-12 if dtype == "f64" else 1e-4
+    np.testing.assert_allclose(exe.entry("conv")(x, kern), want, rtol=tol, atol=tol)
+
+
 GRADIENTS = """
 func.func @seeded(%x: tensor<8x16x12x12xf32>, %k: tensor<24x16x3x3xf32>, %dy: tensor<8x24x12x12xf32>) -> tensor<f32> {
   %y = dlvm.convolve %x, %k padding [1, 1, 1, 1] : tensor<8x16x12x12xf32>, tensor<24x16x3x3xf32>
