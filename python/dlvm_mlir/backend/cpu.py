@@ -78,7 +78,7 @@ from dlvm_mlir.backend.kernel_fusion import FusionOptions, fuse_linalg, normaliz
 from .options import CpuOptions
 from .boolmem import widen_bool_memrefs
 from .mathapprox import approximate_math, expand_accurate_math
-from .conv_depthwise import depthwise_convolutions
+from .conv_grouped import grouped_convolutions
 from .conv_im2col import im2col_convolutions
 from .collapse_dims import collapse_contraction_reductions
 from .packing import pack_contractions
@@ -299,13 +299,13 @@ def stage_approximate_math(module: ir.Module, options: CpuOptions) -> None:
 def stage_pack(module: ir.Module, options: CpuOptions) -> None:
     """Rewrite large 2-D convolutions as im2col + contraction
     (:mod:`dlvm_mlir.backend.conv_im2col`) and depthwise ones as one multiply-add per
-    tap (:mod:`dlvm_mlir.backend.conv_depthwise`), merge the reduction loops of
+    tap or output position (:mod:`dlvm_mlir.backend.conv_grouped`), merge the reduction loops of
     contractions that travel together (:mod:`dlvm_mlir.backend.collapse_dims`),
     then copy the streamed operand of large contractions into contiguous panels."""
     if not options.vectorize:
         return
     changed = bool(options.im2col and im2col_convolutions(module))
-    changed |= bool(depthwise_convolutions(module))
+    changed |= bool(grouped_convolutions(module))
     changed |= collapse_contraction_reductions(module)
     if options.pack_operands:
         pack_contractions(module, options.target, options.schedule)
