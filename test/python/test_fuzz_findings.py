@@ -735,3 +735,28 @@ func.func @reshape_overflow(%a: tensor<0xf32>) {
     with pytest.raises(DLVMError, match=r"a result of shape \[4611686018427387904, 0\] is too large") as info:
         interpret(text, "reshape_overflow", np.zeros(0, np.float32))
     assert info.value.__cause__ is None
+
+
+def test_bounds_checked_gradient_of_a_reverse_scan_in_a_loop_compiles():
+    """Seed 1818: with bounds checks the reverse sweep reads a loop's saved row through an
+    scf.if (the row, or a fresh buffer after the error flag), which bufferizes to a memref
+    of a fully dynamic layout; the reversed read of it was vectorized into a vector.gather
+    that MLIR cannot lower to LLVM ("cannot translate the module to LLVM IR")."""
+    text = """
+func.func @suffix(%x: tensor<5xf64>) -> tensor<5xf64> {
+  %lb = arith.constant 0 : index
+  %ub = arith.constant 3 : index
+  %st = arith.constant 1 : index
+  %y = scf.for %iv = %lb to %ub step %st iter_args(%acc = %x) -> (tensor<5xf64>) {
+    %s = dlvm.scan max %acc dim 0 exclusive reverse : tensor<5xf64>
+    scf.yield %s : tensor<5xf64>
+  }
+  return %y : tensor<5xf64>
+}
+func.func private @suffix_grad(tensor<5xf64>, tensor<5xf64>) -> tensor<5xf64>
+    attributes {dlvm.gradient = #dlvm.gradient<of @suffix seedable>}
+"""
+    x, seed = np.array([0.5, -1.0, 3.0, 2.0, 1.5]), np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    got = dlvm_mlir.compile(text, filename=FILE, check_bounds=True)["suffix_grad"](x, seed)
+    want = interpret(lower(text, until="ad"), "suffix_grad", x, seed)
+    np.testing.assert_allclose(got, want)

@@ -235,17 +235,43 @@ def _gathers_from_a_slice(op: ir.Operation) -> bool:
     view of its source, so rows past the first are read at the wrong places (a reversed
     slice, the adjoint of a pad after a reverse: dlvm-fuzz seed 1313), or, with a non-unit
     innermost stride, MLIR 22's vector-to-LLVM conversion leaves unrealized casts ("cannot
-    translate the module to LLVM IR"; NNKit's ``x[:2, idx, ::2]``)."""
+    translate the module to LLVM IR"; NNKit's ``x[:2, idx, ::2]``). The slice may be read through
+    reshapes, and a branch that yields it (:data:`_ANY_LAYOUT`) loses its layout too."""
     if not op.regions or not op.regions[0].blocks:
         return False
     for inner in op.regions[0].blocks[0].operations:
         if inner.name != "tensor.extract":
             continue
-        source = inner.operands[0].owner
-        source = getattr(source, "operation", source)
-        if isinstance(source, ir.Operation) and source.name == "tensor.extract_slice" and not _contiguous_slice(source):
+        source = _view_root(inner.operands[0])
+        if source is None:
+            continue
+        if source.name == "tensor.extract_slice" and not _contiguous_slice(source):
+            return True
+        if source.name in _ANY_LAYOUT:
             return True
     return False
+
+
+#: ops whose results bufferize to a memref of a fully dynamic layout when their branches
+#: yield buffers of different layouts (a slice in one, a fresh buffer in the other: the
+#: bounds-checked read of a row, dlvm-fuzz seed 1818); a vector.gather on such a memref
+#: has no LLVM lowering (unrealized casts, "cannot translate the module to LLVM IR")
+_ANY_LAYOUT = ("scf.if", "scf.index_switch")
+
+#: ops that only relabel a tensor's shape: the buffer they read is their operand's
+_SHAPE_VIEWS = ("tensor.collapse_shape", "tensor.expand_shape", "tensor.cast")
+
+
+def _view_root(value: ir.Value) -> ir.Operation | None:
+    """The op defining the buffer ``value`` views (through reshapes and casts), if an op does."""
+    while True:
+        owner = value.owner
+        owner = getattr(owner, "operation", owner)
+        if not isinstance(owner, ir.Operation):
+            return None
+        if owner.name not in _SHAPE_VIEWS:
+            return owner
+        value = owner.operands[0]
 
 
 def analyze_linalg_op(op: ir.Operation) -> LoopNest | None:
