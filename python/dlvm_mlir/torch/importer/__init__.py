@@ -151,17 +151,12 @@ def _node_error(node: torch.fx.Node, message: str) -> FrontendError:
 
 
 def _check_result(node: torch.fx.Node, value: Any) -> Any:
-    """Cast the rule's result to the node's dtype; a shape that differs from PyTorch's is a bug."""
+    """Cast the rule's result(s) to the node's dtype(s); a shape that differs from PyTorch's is a bug."""
     val = meta(node)
     if isinstance(val, torch.Tensor):
         if not isinstance(value, dl.Tensor):
             value = dl.constant(value, dtype(val.dtype))
-        want = tuple(int(d) for d in val.shape)
-        if value.shape != want:
-            raise _node_error(node, f"imported with shape {list(value.shape)}, PyTorch says {list(want)}")
-        if value.dtype != dtype(val.dtype):
-            value = dl.cast(value, dtype(val.dtype))
-        return value
+        return _check_one(node, value, val)
     if isinstance(val, (tuple, list)):
         return tuple(
             _check_one(node, v, m) if isinstance(m, torch.Tensor) and v is not None else v

@@ -76,9 +76,9 @@ _UNARY = {
 
 def _unary(node: torch.fx.Node, x: dl.Tensor) -> dl.Tensor:
     compute = out_dtype(node)
-    if not compute.is_float:
-        compute = x.dtype  # sign/abs/neg of integers, isfinite's bool result
-    (x,) = _operands(compute if node.target is not aten.isfinite.default else x.dtype, x)
+    if not compute.is_float:  # sign/abs/neg of integers; isfinite's bool result
+        compute = x.dtype
+    (x,) = _operands(compute, x)
     return _UNARY[node.target](x)
 
 
