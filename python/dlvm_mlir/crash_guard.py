@@ -22,13 +22,13 @@ import pickle
 import re
 import signal
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from .compiler_process import compiler_process, in_child, report_stage
 from .errors import InternalCompilerError, SourceLocation
+from .reproducers import new_directory as new_reproducer_directory
 
 __all__ = ["InternalCompilerError", "enabled", "isolated", "locate_parse_crash", "prestart", "report_stage"]
 
@@ -80,7 +80,7 @@ def _user_stderr(stderr: str) -> str:
 def write_reproducer(text: str, filename: str, note: str) -> Path | None:
     """Save the input that crashed the compiler (plus how it was compiled); its path."""
     try:
-        directory = Path(tempfile.mkdtemp(prefix="dlvm-crash-"))
+        directory = new_reproducer_directory("dlvm-crash")
         stem = Path(filename).name if filename and not filename.startswith("<") else "input.mlir"
         path = directory / (stem if stem.endswith(".mlir") else stem + ".mlir")
         path.write_text(text)

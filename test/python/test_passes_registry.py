@@ -473,3 +473,18 @@ def test_verifier_failure_after_a_pass(module: ir.Module) -> None:
         )
     finally:
         unregister(BreakReturn.name)
+
+
+def test_reproducers_stay_bounded(tmp_path, monkeypatch) -> None:
+    """Failing pipelines write reproducers under $DLVM_MLIR_REPRO_DIR (else the cache
+    directory); only the newest reproducers.KEEP stay, the one just written among them."""
+    from dlvm_mlir import reproducers
+
+    monkeypatch.setenv("DLVM_MLIR_REPRO_DIR", str(tmp_path))
+    monkeypatch.setattr(reproducers, "KEEP", 3)
+    made = [reproducers.new_directory("dlvm-repro") for _ in range(5)]
+    left = sorted(tmp_path.iterdir())
+    assert len(left) == 3 and made[-1] in left and all(p.name.startswith("dlvm-repro-") for p in left)
+    monkeypatch.delenv("DLVM_MLIR_REPRO_DIR")
+    monkeypatch.setenv("DLVM_MLIR_CACHE_DIR", str(tmp_path / "cache"))
+    assert reproducers.root() == tmp_path / "cache" / "reproducers"

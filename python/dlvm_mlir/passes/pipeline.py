@@ -32,6 +32,7 @@ from dlvm_mlir.errors import Diagnostic, PassPipelineFailure, PipelineError, Rep
 from dlvm_mlir.passes import registry
 from dlvm_mlir.passes.options import format_scalar
 from dlvm_mlir.passes.registry import ModulePass
+from dlvm_mlir.reproducers import new_directory as new_reproducer_directory
 
 __all__ = ["Pipeline", "is_upstream_pass", "pass_text", "run_pipeline"]
 
@@ -466,7 +467,7 @@ class Pipeline:
         folder = (
             Path(directory)
             if directory is not None
-            else Path(tempfile.mkdtemp(prefix="dlvm-repro-"))
+            else new_reproducer_directory("dlvm-repro")
         )
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / "input.mlir"
