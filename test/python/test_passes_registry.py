@@ -487,4 +487,7 @@ def test_reproducers_stay_bounded(tmp_path, monkeypatch) -> None:
     assert len(left) == 3 and made[-1] in left and all(p.name.startswith("dlvm-repro-") for p in left)
     monkeypatch.delenv("DLVM_MLIR_REPRO_DIR")
     monkeypatch.setenv("DLVM_MLIR_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("DLVM_MLIR_DISK_CACHE", "1")
     assert reproducers.root() == tmp_path / "cache" / "reproducers"
+    monkeypatch.setenv("DLVM_MLIR_DISK_CACHE", "0")  # no cache directory: the system's temp dir
+    assert reproducers.root().name == "reproducers" and reproducers.root().parent.name == "dlvm-mlir"
