@@ -696,6 +696,11 @@ func.func @s(%x: tensor<4xf64>) -> tensor<f64> {
                                                   sum_order=order).run("s", y), y.sum(0))
     with pytest.raises(ValueError, match="sum_order"):
         Interpreter(text, sum_order="random")
+    # lanes4: element i into lane i mod 4, then the lanes halved: ((l0 + l2) + (l1 + l3))
+    z = np.array([1e16, 1.0, -1e16, 1.0, 1.0, 1.0, 1.0, 1.0])  # 1e16 + 1 rounds to 1e16
+    eight = text.replace("4xf64", "8xf64")
+    assert Interpreter(eight, sum_order="lanes4").run("s", z) == 4.0  # ((1e16 + -1e16) + (2 + 2))
+    assert Interpreter(eight, sum_order="sequential").run("s", z) == 5.0
 
 
 def test_while_loop_deciding_on_a_sum_near_overflow_is_not_a_miscompile():
@@ -760,3 +765,31 @@ func.func private @suffix_grad(tensor<5xf64>, tensor<5xf64>) -> tensor<5xf64>
     got = dlvm_mlir.compile(text, filename=FILE, check_bounds=True)["suffix_grad"](x, seed)
     want = interpret(lower(text, until="ad"), "suffix_grad", x, seed)
     np.testing.assert_allclose(got, want)
+
+
+
+def test_tangent_of_a_while_loop_deciding_on_a_sum_near_overflow_is_not_a_miscompile():
+    """Seed 1919: the same loop's forward-mode derivative; the compiled sum (vectorized: lanes
+    of running totals, then halved) matched neither the reversed nor the sequential order."""
+    from dlvm_mlir.fuzz.oracle import run_program
+
+    text = """
+func.func @grow(%x: tensor<64xf64>, %limit: f64) -> tensor<64xf64> {
+  %r = scf.while (%v = %x) : (tensor<64xf64>) -> tensor<64xf64> {
+    %s = dlvm.reduce add %v dims [0] : tensor<64xf64>
+    %t = tensor.extract %s[] : tensor<f64>
+    %more = arith.cmpf olt, %t, %limit : f64
+    scf.condition(%more) %v : tensor<64xf64>
+  } do {
+  ^bb0(%v: tensor<64xf64>):
+    %d = dlvm.add %v, %v : tensor<64xf64>, tensor<64xf64>
+    scf.yield %d : tensor<64xf64>
+  }
+  return %r : tensor<64xf64>
+}
+func.func private @grow__fz_jvp(tensor<64xf64>, f64, tensor<64xf64>, f64) -> (tensor<64xf64>)
+    attributes {dlvm.tangent = #dlvm.tangent<of @grow from 0 wrt [0, 1]>}
+"""
+    outcome = run_program(text, seed=1477877603, declare=False, cpu_pipeline=0.0)
+    assert outcome["cls"] == "ok", outcome["message"]
+    assert "@grow__fz_jvp: the interpreter agrees when it sums in another order" in outcome["notes"]

@@ -658,12 +658,13 @@ def _reads_uninitialized(module: Any, name: str, args: list[Any], reference: Any
 
 def _another_order_agrees(module: Any, name: str, args: list[Any], compiled: Any, text: str) -> bool:
     """Whether the interpreter reproduces the compiled results when ``dlvm.reduce`` sums in
-    another order (reversed or sequential): a legal evaluation, not a miscompile."""
+    another order (reversed, sequential, or in SIMD lanes): a legal evaluation, not a
+    miscompile."""
     from dlvm_mlir.interpreter import Interpreter
 
     rtol, atol, _ = tolerance_for(text)
     got = _as_list(compiled)
-    for order in ("reversed", "sequential"):
+    for order in Interpreter.SUM_ORDERS[1:]:
         try:
             other = _as_list(Interpreter(module, sum_order=order).run(
                 name, *[np.copy(a) if isinstance(a, np.ndarray) else a for a in args]))

@@ -724,11 +724,13 @@ class Interpreter:
     are written (reading it is undefined behaviour in compiled code; running twice with
     different values tells a result that depends on it). ``sum_order`` is the order in which
     ``dlvm.reduce`` adds and multiplies: numpy's ``"pairwise"``, the elements
-    ``"reversed"`` first, or ``"sequential"`` (one running total): compiled code may use any
-    order, and a result that only another order reproduces is not a miscompile.
+    ``"reversed"`` first, ``"sequential"`` (one running total), or ``"lanes4"``/``"lanes8"``/
+    ``"lanes16"`` (that many running totals, element i into lane i mod N, then halved as
+    vectorized code reduces a vector): compiled code may use any order, and a result that
+    only another order reproduces is not a miscompile.
     """
 
-    SUM_ORDERS = ("pairwise", "reversed", "sequential")
+    SUM_ORDERS = ("pairwise", "reversed", "sequential", "lanes4", "lanes8", "lanes16")
 
     def __init__(self, module: ir.Module | ir.Operation | str, *, dtype: Any = None,
                  externals: dict[str, Callable[..., Any]] | None = None, uninitialized: int = 0,

@@ -614,16 +614,28 @@ def _ordered(x, kind: int, axes: tuple, order: str):
     """``x`` reduced by add/mul/mean over ``axes`` in ``order`` (see Interpreter's sum_order)."""
     if order == "reversed":
         return reduce_kernel(np.flip(x, axis=axes), kind, axes)
-    # sequential: one running total over the reduced elements, in row-major order
     rest = [d for d in range(x.ndim) if d not in axes]
     moved = np.moveaxis(x, list(axes), list(range(x.ndim - len(axes), x.ndim)))
     flat = moved.reshape([x.shape[d] for d in rest] + [-1])
-    if flat.shape[-1] == 0:
+    count = flat.shape[-1]
+    if count == 0:
         return reduce_kernel(x, kind, axes)
-    running = (np.cumprod if kind == MUL else np.cumsum)(flat, axis=-1, dtype=x.dtype)[..., -1]
+    running = np.cumprod if kind == MUL else np.cumsum
+    if order == "sequential":  # one running total over the reduced elements, in row-major order
+        total = running(flat, axis=-1, dtype=x.dtype)[..., -1]
+    else:  # "lanesN": N running totals (element i into lane i mod N), then halving, as SIMD code does
+        lanes = int(order.removeprefix("lanes"))
+        width = -(-count // lanes) * lanes
+        identity = x.dtype.type(1 if kind == MUL else 0)
+        padded = np.concatenate([flat, np.full(flat.shape[:-1] + (width - count,), identity, x.dtype)], axis=-1)
+        partial = running(padded.reshape(flat.shape[:-1] + (width // lanes, lanes)), axis=-2, dtype=x.dtype)[..., -1, :]
+        while partial.shape[-1] > 1:
+            half = partial.shape[-1] // 2
+            partial = partial[..., :half] * partial[..., half:] if kind == MUL else partial[..., :half] + partial[..., half:]
+        total = partial[..., 0]
     if kind == MEAN:
-        return (running / np.float64(flat.shape[-1])).astype(x.dtype)
-    return running
+        return (total / np.float64(count)).astype(x.dtype)
+    return total
 
 
 def reduce_kernel(x, kind: int, axes: tuple, order: str = "pairwise"):
