@@ -703,13 +703,8 @@ func.func @s(%x: tensor<4xf64>) -> tensor<f64> {
     assert Interpreter(eight, sum_order="sequential").run("s", z) == 5.0
 
 
-def test_while_loop_deciding_on_a_sum_near_overflow_is_not_a_miscompile():
-    """Seeds 707 and 1616: an scf.while doubles a vector while its f64 sum is below a limit; the
-    compiled sum (another order) overflows one iteration later than numpy's pairwise sum. The
-    oracle accepts a result that the interpreter reproduces in another summation order."""
-    from dlvm_mlir.fuzz.oracle import run_program
-
-    text = """
+#: seeds 707, 1616, 1919: doubles a vector while its f64 sum is below a limit
+GROW = """
 func.func @grow(%x: tensor<64xf64>, %limit: f64) -> tensor<64xf64> {
   %r = scf.while (%v = %x) : (tensor<64xf64>) -> tensor<64xf64> {
     %s = dlvm.reduce add %v dims [0] : tensor<64xf64>
@@ -724,7 +719,15 @@ func.func @grow(%x: tensor<64xf64>, %limit: f64) -> tensor<64xf64> {
   return %r : tensor<64xf64>
 }
 """
-    outcome = run_program(text, seed=3624248854, declare=False, cpu_pipeline=0.0)
+
+
+def test_while_loop_deciding_on_a_sum_near_overflow_is_not_a_miscompile():
+    """Seeds 707 and 1616: an scf.while doubles a vector while its f64 sum is below a limit; the
+    compiled sum (another order) overflows one iteration later than numpy's pairwise sum. The
+    oracle accepts a result that the interpreter reproduces in another summation order."""
+    from dlvm_mlir.fuzz.oracle import run_program
+
+    outcome = run_program(GROW, seed=3624248854, declare=False, cpu_pipeline=0.0)
     assert outcome["cls"] == "ok", outcome["message"]
     assert "@grow: the interpreter agrees when it sums in another order" in outcome["notes"]
 
@@ -767,27 +770,12 @@ func.func private @suffix_grad(tensor<5xf64>, tensor<5xf64>) -> tensor<5xf64>
     np.testing.assert_allclose(got, want)
 
 
-
 def test_tangent_of_a_while_loop_deciding_on_a_sum_near_overflow_is_not_a_miscompile():
     """Seed 1919: the same loop's forward-mode derivative; the compiled sum (vectorized: lanes
     of running totals, then halved) matched neither the reversed nor the sequential order."""
     from dlvm_mlir.fuzz.oracle import run_program
 
-    text = """
-func.func @grow(%x: tensor<64xf64>, %limit: f64) -> tensor<64xf64> {
-  %r = scf.while (%v = %x) : (tensor<64xf64>) -> tensor<64xf64> {
-    %s = dlvm.reduce add %v dims [0] : tensor<64xf64>
-    %t = tensor.extract %s[] : tensor<f64>
-    %more = arith.cmpf olt, %t, %limit : f64
-    scf.condition(%more) %v : tensor<64xf64>
-  } do {
-  ^bb0(%v: tensor<64xf64>):
-    %d = dlvm.add %v, %v : tensor<64xf64>, tensor<64xf64>
-    scf.yield %d : tensor<64xf64>
-  }
-  return %r : tensor<64xf64>
-}
-func.func private @grow__fz_jvp(tensor<64xf64>, f64, tensor<64xf64>, f64) -> (tensor<64xf64>)
+    text = GROW + """func.func private @grow__fz_jvp(tensor<64xf64>, f64, tensor<64xf64>, f64) -> (tensor<64xf64>)
     attributes {dlvm.tangent = #dlvm.tangent<of @grow from 0 wrt [0, 1]>}
 """
     outcome = run_program(text, seed=1477877603, declare=False, cpu_pipeline=0.0)

@@ -34,8 +34,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
-from .conv_im2col import _ints, _maps
-from .linalg_rewrite import iterator_types, reassociation
+from .linalg_rewrite import affine_maps, dense_ints, iterator_types, reassociation
 
 __all__ = ["MAX_TAPS", "grouped_convolutions"]
 
@@ -52,8 +51,8 @@ def _rewrite(op: ir.Operation) -> bool:
     n, g, c, _, _ = types[0].shape
     _, f, _, kh, kw = types[1].shape
     _, _, _, oh, ow = types[2].shape
-    strides = _ints(op.attributes["strides"])
-    dilations = _ints(op.attributes["dilations"])
+    strides = dense_ints(op.attributes["strides"])
+    dilations = dense_ints(op.attributes["dilations"])
     if c * kh * kw <= MAX_TAPS:
         result = _per_tap(x, k, init, strides, dilations)
     elif oh * ow <= MAX_TAPS and kh * kw > oh * ow:
@@ -87,7 +86,7 @@ def _per_tap(x: ir.Value, k: ir.Value, init: ir.Value, strides: list[int], dilat
     zero = ir.AffineConstantExpr.get(0)
     view_map = ir.AffineMap.get(5, 0, [d[0], d[1], zero, d[3], d[4]])
     weight_map = ir.AffineMap.get(5, 0, [d[1], d[2]])
-    maps = _maps(*([view_map] * len(taps)), *([weight_map] * len(taps)), ir.AffineMap.get_identity(5))
+    maps = affine_maps(*([view_map] * len(taps)), *([weight_map] * len(taps)), ir.AffineMap.get_identity(5))
     generic = linalg.GenericOp([init.type], views + weights, [init], maps, iterator_types(["parallel"] * 5))
     block = generic.regions[0].blocks.append(*([element] * (2 * len(taps) + 1)))
     with ir.InsertionPoint(block):
@@ -119,7 +118,7 @@ def _per_output_position(x: ir.Value, k: ir.Value, init: ir.Value, strides: list
     input_map = ir.AffineMap.get(6, 0, [d[0], d[1], d[3], d[4], d[5]])
     kernel_map = ir.AffineMap.get(6, 0, [d[1], d[2], d[3], d[4], d[5]])
     output_map = ir.AffineMap.get(6, 0, [d[0], d[1], d[2]])
-    maps = _maps(*([input_map] * len(views)), kernel_map, *([output_map] * len(outs)))
+    maps = affine_maps(*([input_map] * len(views)), kernel_map, *([output_map] * len(outs)))
     iterators = iterator_types(["parallel"] * 3 + ["reduction"] * 3)
     generic = linalg.GenericOp([column] * len(outs), views + [k], outs, maps, iterators)
     block = generic.regions[0].blocks.append(*([element] * (2 * len(views) + 1)))

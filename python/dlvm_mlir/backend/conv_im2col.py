@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import arith, linalg, scf, tensor
 
-from .linalg_rewrite import iterator_types, reassociation
+from .linalg_rewrite import affine_maps, dense_ints, iterator_types, reassociation
 from .tiling import divisors
 
 __all__ = ["CHUNK_BYTES", "MIN_IMAGE", "MIN_MACS", "MIN_REDUCTION", "im2col_convolutions"]
@@ -54,13 +54,6 @@ MIN_REDUCTION = 16
 #: few columns fills no register tile
 MIN_IMAGE = 64
 
-
-def _ints(attr: ir.Attribute) -> list[int]:
-    return [int(v) for v in ir.DenseIntElementsAttr(attr)]
-
-
-def _maps(*maps: ir.AffineMap) -> ir.ArrayAttr:
-    return ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps])
 
 
 def _generic(inputs: list[ir.Value], init: ir.Value, maps: ir.ArrayAttr, iterators: list[str], body) -> ir.Value:
@@ -108,7 +101,7 @@ class _Conv:
         d = [ir.AffineDimExpr.get(i) for i in range(6)]
         n, c, kh, kw = (d[3], d[0], d[1], d[2]) if channels_first else (d[0], d[1], d[2], d[3])
         (sh, sw), (dh, dw) = self.strides, self.dilations
-        return _maps(ir.AffineMap.get(6, 0, [n, c, d[4] * sh + kh * dh, d[5] * sw + kw * dw]),
+        return affine_maps(ir.AffineMap.get(6, 0, [n, c, d[4] * sh + kh * dh, d[5] * sw + kw * dw]),
                      ir.AffineMap.get_identity(6))
 
 
@@ -121,8 +114,8 @@ def _describe(op: ir.Operation) -> _Conv | None:
     n, c, hp, wp = types[0].shape
     f, _, kh, kw = types[1].shape
     _, _, oh, ow = types[2].shape
-    sh, sw = _ints(op.attributes["strides"])
-    dh, dw = _ints(op.attributes["dilations"])
+    sh, sw = dense_ints(op.attributes["strides"])
+    dh, dw = dense_ints(op.attributes["dilations"])
     return _Conv(x, w, init, element, n, c, hp, wp, f, kh, kw, oh, ow, (sh, sw), (dh, dw))
 
 
@@ -156,7 +149,7 @@ def _per_image(conv: _Conv, w2: ir.Value) -> ir.Value:
     width = k.element.width // 8
     chunk = max([b for b in divisors(k.n) if b * k.q * k.p * width <= CHUNK_BYTES] or [1])
     e = [ir.AffineDimExpr.get(i) for i in range(4)]  # n, f, p, q
-    product_maps = _maps(ir.AffineMap.get(4, 0, [e[1], e[3]]), ir.AffineMap.get(4, 0, [e[0], e[3], e[2]]),
+    product_maps = affine_maps(ir.AffineMap.get(4, 0, [e[1], e[3]]), ir.AffineMap.get(4, 0, [e[0], e[3], e[2]]),
                          ir.AffineMap.get(4, 0, [e[0], e[1], e[2]]))
     acc = tensor.collapse_shape(k.tensor(k.n, k.f, k.p), k.init, reassociation([[0], [1], [2, 3]]))
 

@@ -6,7 +6,8 @@ from mlir import ir
 
 from .schedule import run_transform_script
 
-__all__ = ["generalize_tagged", "iterator_types", "map_dims", "reassociation", "result_linalg_ops"]
+__all__ = ["affine_maps", "dense_ints", "generalize_tagged", "iterator_types", "map_dims", "reassociation",
+           "result_linalg_ops"]
 
 _GENERALIZE_TAGGED = """
 module attributes {transform.with_named_sequence} {
@@ -17,6 +18,16 @@ module attributes {transform.with_named_sequence} {
   }
 }
 """
+
+
+def dense_ints(attr: ir.Attribute) -> list[int]:
+    """The values of a dense integer attribute (a linalg convolution's strides, dilations)."""
+    return [int(v) for v in ir.DenseIntElementsAttr(attr)]
+
+
+def affine_maps(*maps: ir.AffineMap) -> ir.ArrayAttr:
+    """``indexing_maps`` of a ``linalg.generic``."""
+    return ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps])
 
 
 def result_linalg_ops(module: ir.Module) -> list[ir.Operation]:
