@@ -12,7 +12,11 @@ static FILE *logf_(void) {
   return f;
 }
 #define LOG(...) fprintf(logf_(), __VA_ARGS__)
-CUresult cuInit(unsigned f) { return 0; }
+/* As the real driver (seen on an H100): torn down at exit before the destructors of
+   shared objects run; calls then return CUDA_ERROR_DEINITIALIZED. */
+static int deinitialized;
+static void deinitialize(void) { deinitialized = 1; }
+CUresult cuInit(unsigned f) { static int once; if (!once++) atexit(deinitialize); return 0; }
 CUresult cuDeviceGetCount(int *n) { *n = 1; return 0; }
 CUresult cuDeviceGet(int *d, int o) { *d = o; return 0; }
 CUresult cuDeviceGetAttribute(int *v, int a, int d) { *v = 0; return 0; }
@@ -44,7 +48,7 @@ CUresult cuModuleLoadData(void **m, const void *img) {
   return 0;
 }
 CUresult cuModuleLoadDataEx(void **m, const void *img, unsigned n, void *o, void **v) { return cuModuleLoadData(m, img); }
-CUresult cuModuleUnload(void *m) { return 0; }
+CUresult cuModuleUnload(void *m) { if (deinitialized) return 4; LOG("module_unload\n"); return 0; }
 CUresult cuModuleGetFunction(void **f, void *m, const char *name) { *f = strdup(name); LOG("get_function %s\n", name); return 0; }
 CUresult cuFuncSetAttribute(void *f, int a, int v) { return 0; }
 CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,

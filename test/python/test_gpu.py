@@ -713,6 +713,9 @@ def test_host_code_against_a_fake_driver(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-c", program],
                             capture_output=True, text=True, env=env, check=False)
     assert result.returncode == 0 and "ok" in result.stdout, result.stderr[-3000:]
+    # the kernels' modules are unloaded at exit after the driver's teardown: quietly
+    # (libdlvm_runtime's mgpuModuleUnload, not MLIR's, which reported a failure)
+    assert "failed" not in result.stderr, result.stderr[-3000:]
     calls = [line.split() for line in log.read_text().splitlines()]
     kinds = [c[0] for c in calls]
     assert kinds.count("module_load") == 2  # one gpu.module per program (two programs)
