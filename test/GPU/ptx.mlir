@@ -3,6 +3,32 @@
 // RUN: %python -m dlvm_mlir.tools.translate %s --emit=ptx | FileCheck %s --check-prefix=PTX
 // RUN: dlvm-opt %s --dlvm-gpu-pipeline | FileCheck %s --check-prefix=HOST
 // RUN: %python -m dlvm_mlir.tools.translate %s --emit=llvm | FileCheck %s --check-prefix=NVVM
+// RUN: dlvm-opt %s --dlvm-gpu-pipeline --mlir-timing -o /dev/null 2>&1 | FileCheck %s --check-prefix=TIMING
+// RUN: dlvm-opt %s --dlvm-gpu-pipeline=stop-at=outline --mlir-print-ir-after-all -o /dev/null 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=PRINT
+
+// dlvm-opt's instrumentation sees each step of the pipeline (GpuPipeline.<stage>[/<step>])
+// and each upstream pass
+// TIMING: Execution time report
+// TIMING-NOT: {{  GpuPipeline$}}
+// TIMING: GpuPipeline.linalg
+// TIMING: GpuPipeline.entry-points
+// TIMING: GpuPipeline.fuse/generalize
+// TIMING: OneShotBufferizePass
+// TIMING: GpuPipeline.map
+// TIMING: GpuPipeline.host
+// TIMING: GpuKernelOutliningPass
+// TIMING: GpuPipeline.outline/merge-kernel-modules
+// TIMING: ConvertGpuOpsToNVVMOps
+// TIMING: GpuToLLVMConversionPass
+// TIMING: GpuModuleToBinaryPass
+// TIMING: Total
+// PRINT: IR Dump After GpuPipeline.map (dlvm-gpu-pipeline)
+// PRINT: gpu.launch blocks
+// PRINT: IR Dump After GpuKernelOutliningPass (gpu-kernel-outlining)
+// PRINT: gpu.func
+// PRINT: IR Dump After GpuNVVMAttachTarget (nvvm-attach-target)
+// PRINT-NOT: IR Dump After ConvertGpuOpsToNVVMOps
 
 // PTX: .version 8.0
 // PTX: .target sm_90

@@ -5,11 +5,44 @@
 // RUN: dlvm-opt %s --dlvm-cpu-pipeline="vector-bits=256 threads=1" \
 // RUN:   | FileCheck %s --check-prefix=LLVM --implicit-check-not='{{[ (](func|scf|cf|memref|vector|arith|math|linalg|tensor|bufferization|async|affine|dlvm)\.[a-z]}}' --implicit-check-not=mlirAsyncRuntime
 // RUN: dlvm-opt %s --dlvm-cpu-pipeline="vector-bits=256 threads=2" | FileCheck %s --check-prefix=THREADS
+// RUN: dlvm-opt %s --dlvm-cpu-pipeline="vector-bits=256 threads=2" --mlir-timing -o /dev/null 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=TIMING
+// RUN: dlvm-opt %s --dlvm-cpu-pipeline="vector-bits=256 stop-at=bufferize" --mlir-print-ir-after-all -o /dev/null 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=PRINT
 // RUN: not dlvm-opt %s --dlvm-cpu-pipeline=threads=0 2>&1 | FileCheck %s --check-prefix=BAD-THREADS
 // RUN: not dlvm-opt %s --dlvm-cpu-pipeline=vector-bits=100 2>&1 | FileCheck %s --check-prefix=BAD-BITS
 // RUN: not dlvm-opt %s --dlvm-cpu-pipeline=stop-at=nowhere 2>&1 | FileCheck %s --check-prefix=BAD-STAGE
 // RUN: not dlvm-opt %s --dlvm-cpu-pipeline=vectorize=maybe 2>&1 | FileCheck %s --check-prefix=BAD-BOOL
 
+// The pass is its stages' steps in the pass manager: --mlir-timing times
+// each Python step (CpuPipeline.<stage>[/<step>]) and each upstream pass.
+// TIMING: Execution time report
+// TIMING-NOT: {{  CpuPipeline$}}
+// TIMING: CpuPipeline.linalg
+// TIMING: CpuPipeline.entry-points
+// TIMING: Inliner
+// TIMING: CpuPipeline.fuse/generalize
+// TIMING: LinalgElementwiseOpFusionPass
+// TIMING: CpuPipeline.approximate-math
+// TIMING: CpuPipeline.pack
+// TIMING: CpuPipeline.tile-and-vectorize/schedules
+// TIMING: CpuPipeline.tile-and-vectorize/vector-cleanup
+// TIMING: CpuPipeline.bufferize
+// TIMING: OneShotBufferizePass
+// TIMING: BufferResultsToOutParamsPass
+// TIMING: CpuPipeline.lower-vectors
+// TIMING: ConvertVectorToSCF
+// TIMING: AsyncParallelForPass
+// TIMING: ConvertVectorToLLVMPass
+// TIMING: ConvertToLLVMPass
+// TIMING: Total
+// and --mlir-print-ir-after-all prints the IR after each
+// PRINT: IR Dump After CpuPipeline.tile-and-vectorize/schedules (dlvm-cpu-pipeline)
+// PRINT: vector.transfer_read
+// PRINT: IR Dump After OneShotBufferizePass (one-shot-bufferize)
+// PRINT: memref<
+// PRINT: IR Dump After CpuPipeline.bufferize/strided-copies (dlvm-cpu-pipeline)
+// PRINT-NOT: IR Dump After CpuPipeline.lower-vectors
 // BAD-THREADS: error: threads must be in [1, 1024], got 0
 // BAD-BITS: error: vector-bits must be 0 (host), 128, 256 or 512, got 100
 // BAD-STAGE: error: {{.*}}option 'stop-at' expects one of linalg, entry-points, fuse, approximate-math, pack, tile-and-vectorize, bufferize, lower-vectors, parallelize, to-llvm; got 'nowhere'

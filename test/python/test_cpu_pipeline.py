@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -174,3 +176,91 @@ def test_count_kernels_before_and_after_fusion() -> None:
     total = count_kernels(module)
     assert total["total"] == sum(counts["total"] for counts in after.values())
     assert total["matmul"] == 1
+
+
+# --------------------------------------------------------------------------
+# dlvm-opt's instrumentation sees inside the pipeline (issue 18)
+# --------------------------------------------------------------------------
+
+
+def _dlvm_opt(tmp_path: Path, text: str, *flags: str) -> str:
+    """Run dlvm-opt as a program (MLIR writes timing and IR dumps to fd 2); its stderr."""
+    src = tmp_path / "p.mlir"
+    src.write_text(text)
+    result = subprocess.run(
+        [sys.executable, "-m", "dlvm_mlir.tools.opt", *flags, str(src), "-o", os.devnull],
+        capture_output=True, text=True, check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stderr
+
+
+def timing_rows(report: str) -> list[str]:
+    """The names in an MLIR timing report, in order (nested ones indented as printed)."""
+    rows = []
+    for line in report.splitlines():
+        if "%)" in line:
+            rows.append(line.rsplit("%)", 1)[1][2:].rstrip())
+    return rows
+
+
+def test_timing_report_lists_every_stage_and_pass(tmp_path: Path) -> None:
+    rows = timing_rows(_dlvm_opt(tmp_path, PROGRAM, "--dlvm-cpu-pipeline=vector-bits=256 threads=2", "--mlir-timing"))
+    names = [row.strip() for row in rows]
+    assert "CpuPipeline" not in names  # not one opaque entry
+    steps = [name for name in names if name.startswith("CpuPipeline.")]
+    stages = [step.removeprefix("CpuPipeline.").split("/")[0] for step in steps]
+    # parallelize and to-llvm are upstream passes only
+    assert list(dict.fromkeys(stages)) == [
+        "linalg", "entry-points", "fuse", "approximate-math", "pack", "tile-and-vectorize", "bufferize",
+        "lower-vectors",
+    ]
+    assert {
+        "CpuPipeline.tile-and-vectorize/schedules",
+        "CpuPipeline.tile-and-vectorize/vector-cleanup",
+        "CpuPipeline.bufferize/copy-repeated-buffers",
+    } <= set(steps)
+    upstream = [
+        "Inliner", "LinalgElementwiseOpFusionPass", "OneShotBufferizePass", "BufferResultsToOutParamsPass",
+        "ConvertVectorToSCF", "AsyncParallelForPass", "ConvertVectorToLLVMPass", "ConvertToLLVMPass",
+    ]
+    positions = [names.index(name) for name in upstream]
+    assert positions == sorted(positions), "upstream passes out of pipeline order"
+    assert names.index("CpuPipeline.tile-and-vectorize/schedules") < names.index("OneShotBufferizePass")
+    assert names.index("CpuPipeline.lower-vectors") < names.index("ConvertVectorToSCF")
+
+
+def test_print_ir_after_all_shows_every_step(tmp_path: Path) -> None:
+    err = _dlvm_opt(tmp_path, PROGRAM, "--dlvm-cpu-pipeline=vector-bits=256 threads=1", "--mlir-print-ir-after-all")
+    dumps = err.split("// -----// IR Dump After ")[1:]
+    by_name = {dump.split(" //----- //", 1)[0]: dump for dump in dumps}
+    schedules = by_name["CpuPipeline.tile-and-vectorize/schedules (dlvm-cpu-pipeline)"]
+    assert "vector.transfer_read" in schedules and "tensor<" in schedules and "memref<" not in schedules
+    assert "memref<" in by_name["OneShotBufferizePass (one-shot-bufferize)"]
+    assert "llvm.func" in by_name["ConvertToLLVMPass (convert-to-llvm)"]
+    order = [dump.split(" //----- //", 1)[0] for dump in dumps]
+    # passes a step runs only when needed (canonicalize,cse after the math
+    # approximations of tanh) are printed too, inside their step
+    math = order.index("CpuPipeline.approximate-math (dlvm-cpu-pipeline)")
+    assert order[math - 2 : math] == ["Canonicalizer (canonicalize)", "CSE (cse)"]
+
+
+def test_print_ir_after_change_skips_steps_that_change_nothing(tmp_path: Path) -> None:
+    flags = ("--dlvm-cpu-pipeline=vector-bits=256 threads=1", "--mlir-print-ir-after-all")
+    every = _dlvm_opt(tmp_path, PROGRAM, *flags)
+    changed = _dlvm_opt(tmp_path, PROGRAM, *flags, "--mlir-print-ir-after-change")
+    check = "IR Dump After CpuPipeline.entry-points/check-externals (dlvm-cpu-pipeline)"
+    assert check in every and check not in changed
+    assert "IR Dump After CpuPipeline.tile-and-vectorize/schedules (dlvm-cpu-pipeline)" in changed
+
+
+def test_pipeline_expands_into_its_steps() -> None:
+    from dlvm_mlir.passes import Pipeline
+
+    pipeline = Pipeline.parse("dlvm-cpu-pipeline{stop-at=bufferize vector-bits=256}")
+    assert [type(p).__name__ for p in pipeline.python_passes] == ["CpuPipeline"]
+    assert pipeline.expanded_text().startswith("builtin.module(dlvm-cpu-pipeline{")
+    text = str(pipeline.build(ir.Context()))
+    assert "one-shot-bufferize" in text and "convert-to-llvm" not in text  # stops after bufferize
+    # bad options: the pass runs as itself and reports them (test_bad_options_are_errors)
+    assert get_pass("dlvm-cpu-pipeline")(threads=0).expand() is None

@@ -491,6 +491,55 @@ def test_dlvm_opt_gpu_pipeline_bad_option(tmp_path: Path, capsys: pytest.Capture
     assert "error:" in err and "Traceback" not in err
 
 
+def _dlvm_opt_stderr(tmp_path: Path, text: str, *flags: str) -> str:
+    """dlvm-opt as a program (MLIR writes timing and IR dumps to fd 2); its stderr."""
+    src = tmp_path / "p.mlir"
+    src.write_text(text)
+    result = subprocess.run(
+        [sys.executable, "-m", "dlvm_mlir.tools.opt", *flags, str(src), "-o", os.devnull],
+        capture_output=True, text=True, check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stderr
+
+
+def test_dlvm_opt_timing_lists_the_gpu_stages_and_passes(tmp_path: Path) -> None:
+    """Issue 18: the timing report sees inside dlvm-gpu-pipeline (PTX needs no GPU)."""
+    err = _dlvm_opt_stderr(tmp_path, _mm(64, 64, 64) + SOFTMAX, "--dlvm-gpu-pipeline", "--mlir-timing")
+    names = [line.rsplit("%)", 1)[1].strip() for line in err.splitlines() if "%)" in line]
+    assert "GpuPipeline" not in names  # not one opaque entry
+    stages = [n.removeprefix("GpuPipeline.").split("/")[0] for n in names if n.startswith("GpuPipeline.")]
+    # device and binary are upstream passes only
+    assert list(dict.fromkeys(stages)) == [
+        "linalg", "entry-points", "fuse", "bufferize", "map", "host", "outline", "host-llvm",
+    ]
+    upstream = [
+        "LinalgElementwiseOpFusionPass", "OneShotBufferizePass", "GpuKernelOutliningPass", "GpuNVVMAttachTarget",
+        "ConvertGpuOpsToNVVMOps", "GpuToLLVMConversionPass", "GpuModuleToBinaryPass",
+    ]
+    positions = [names.index(name) for name in upstream]
+    assert positions == sorted(positions), "upstream passes out of pipeline order"
+    assert names.index("GpuPipeline.map") < names.index("GpuKernelOutliningPass")
+
+
+def test_dlvm_opt_print_ir_after_all_inside_the_gpu_pipeline(tmp_path: Path) -> None:
+    err = _dlvm_opt_stderr(tmp_path, _mm(64, 64, 64), "--dlvm-gpu-pipeline", "--mlir-print-ir-after-all")
+    dumps = err.split("// -----// IR Dump After ")[1:]
+    by_name = {dump.split(" //----- //", 1)[0]: dump for dump in dumps}
+    mapped = by_name["GpuPipeline.map (dlvm-gpu-pipeline)"]
+    assert "gpu.launch " in mapped and "gpu.module" not in mapped
+    assert "gpu.func" in by_name["GpuKernelOutliningPass (gpu-kernel-outlining)"]
+    assert ".target sm_90" in by_name["GpuModuleToBinaryPass (gpu-module-to-binary)"]
+
+
+SOFTMAX = """
+func.func @softmax(%x: tensor<16x40xf32>) -> tensor<16x40xf32> {
+  %0 = dlvm.softmax %x axis 1 : tensor<16x40xf32>
+  return %0 : tensor<16x40xf32>
+}
+"""
+
+
 def _translate(capsys: pytest.CaptureFixture[bytes], *args: str) -> tuple[int, bytes, bytes]:
     from dlvm_mlir.tools.translate import main as translate_main
 

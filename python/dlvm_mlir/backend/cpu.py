@@ -7,7 +7,11 @@ same module in the LLVM dialect, ready for LLVM code generation
 
 Stages (each takes the module and the options and rewrites the module in
 place; :data:`CPU_STAGES` lists them in order and any stage's IR can be dumped
-with ``dump_dir=``, ``on_stage=`` or ``$DLVM_MLIR_DUMP_DIR``):
+with ``dump_dir=``, ``on_stage=`` or ``$DLVM_MLIR_DUMP_DIR``). Each stage is a
+list of steps (:mod:`dlvm_mlir.passes.steps`: upstream passes and named
+Python functions), :data:`CPU_STAGE_STEPS`: the stage function runs them,
+and ``dlvm-cpu-pipeline`` hands them to the pass manager one by one, so that
+``--mlir-timing`` and ``--mlir-print-ir-after-all`` see each:
 
 ``entry-points``
     every public function ``f`` becomes a C-interface entry point
@@ -63,7 +67,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from mlir import ir, passmanager
+from mlir import ir
 from mlir.dialects import func as func_d
 from mlir.dialects import linalg as linalg_d
 from mlir.dialects import arith as arith_d
@@ -73,7 +77,8 @@ from mlir.dialects import tensor as tensor_d
 
 from dlvm_mlir.crash_guard import report_stage
 from dlvm_mlir.errors import source_location
-from dlvm_mlir.backend.kernel_fusion import FusionOptions, fuse_linalg, normalize_linalg
+from dlvm_mlir.backend.kernel_fusion import FusionOptions, fusion_steps, normalize_steps
+from dlvm_mlir.passes import Call, Passes, Step, run_passes, run_steps
 
 from .options import CpuOptions
 from .boolmem import widen_bool_memrefs
@@ -104,6 +109,7 @@ __all__ = [
     "CpuOptions",
     "LoweringResult",
     "CPU_STAGES",
+    "CPU_STAGE_STEPS",
     "lower_to_llvm_cpu",
     "entry_point_signatures",
 ]
@@ -123,12 +129,6 @@ class LoweringResult:
         return "mlirAsyncRuntime" in str(self.module)
 
 
-def _run_passes(module: ir.Module, pipeline: str) -> None:
-    with module.context:
-        pm = passmanager.PassManager.parse(f"builtin.module({pipeline})")
-        pm.run(module.operation)
-
-
 def _functions(module: ir.Module) -> list[func_d.FuncOp]:
     return [op for op in module.body.operations if isinstance(op, func_d.FuncOp)]
 
@@ -145,12 +145,18 @@ def _is_public_definition(fn: func_d.FuncOp) -> bool:
 
 
 def entry_point_signatures(module: ir.Module) -> list[FunctionSignature]:
-    """Signatures of the public functions (before ``entry-points`` runs)."""
+    """Signatures of the public functions (before ``entry-points`` runs).
+
+    A function whose types dlvm-to-linalg made signless keeps its original
+    type in ``dlvm.source_type``: unsigned integers are ``ui8`` ... ``ui64``
+    (numpy ``uint8`` ... ``uint64``) at the entry point, with the same bits."""
     signatures = []
     for fn in _functions(module):
         if not _is_public_definition(fn):
             continue
         ftype = fn.type
+        if "dlvm.source_type" in fn.attributes:
+            ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["dlvm.source_type"]).value)
         name = ir.StringAttr(fn.attributes["sym_name"]).value
         try:
             inputs = tuple(spec_from_type(t) for t in ftype.inputs)
@@ -222,12 +228,25 @@ def _is_c_scalar(t: ir.Type) -> bool:
     return isinstance(t, (ir.IntegerType, ir.FloatType, ir.IndexType))
 
 
-def stage_entry_points(module: ir.Module, options: CpuOptions) -> None:
-    """Wrap each public function into a C-interface entry point and inline.
+def entry_points_steps(options: CpuOptions | None = None) -> list[Step]:
+    """Wrap each public function into a C-interface entry point and inline (shared with the GPU).
 
     Every function defined in the module is renamed out of the C namespace
     (see :data:`ENTRY_PREFIX`); declarations without a body keep their names.
     """
+    return [
+        Call("entry-points", _wrap_entry_points),
+        Passes("inline,symbol-dce,canonicalize,cse"),
+        Call("check-externals", _check_externals),
+    ]
+
+
+def stage_entry_points(module: ir.Module, options: CpuOptions | None) -> None:
+    """:func:`entry_points_steps`."""
+    run_steps(module, entry_points_steps(options))
+
+
+def _wrap_entry_points(module: ir.Module) -> None:
     with module.context, ir.Location.unknown():
         wrappers: list[str] = []
         declarations: list[str] = []
@@ -250,8 +269,6 @@ def stage_entry_points(module: ir.Module, options: CpuOptions) -> None:
             for op in list(parsed.body.operations)[len(declarations) :]:
                 op.detach_from_parent()
                 module.body.append(op)
-    _run_passes(module, "inline,symbol-dce,canonicalize,cse")
-    _check_externals(module)
 
 
 # --------------------------------------------------------------------------
@@ -264,15 +281,18 @@ def stage_entry_points(module: ir.Module, options: CpuOptions) -> None:
 CPU_FUSION = FusionOptions(reductions=True, duplicate_producers=0)
 
 
-def stage_fuse(module: ir.Module, options: CpuOptions) -> None:
+def fuse_steps(options: CpuOptions) -> list[Step]:
     """Elementwise ops -> generic ops, then fuse elementwise producers into consumers.
 
     One implementation with the ``dlvm-kernel-fusion`` pass
     (:mod:`dlvm_mlir.backend.kernel_fusion`).
     """
-    normalize_linalg(module)
-    if options.fuse_elementwise:
-        fuse_linalg(module, CPU_FUSION)
+    return normalize_steps() + (fusion_steps(CPU_FUSION) if options.fuse_elementwise else [])
+
+
+def stage_fuse(module: ir.Module, options: CpuOptions) -> None:
+    """:func:`fuse_steps`."""
+    run_steps(module, fuse_steps(options))
 
 
 # --------------------------------------------------------------------------
@@ -280,15 +300,25 @@ def stage_fuse(module: ir.Module, options: CpuOptions) -> None:
 # --------------------------------------------------------------------------
 
 
-def stage_approximate_math(module: ir.Module, options: CpuOptions) -> None:
+def approximate_math_steps(options: CpuOptions) -> list[Step]:
     """expm1/log1p -> accurate f64 kernels (always: upstream lowers them to
     exp(x) - 1 and log(1 + x)); with fast-math, f32/f16 exp, log, tanh, erf ->
-    arith polynomials (vectorizable, no libm calls)."""
-    count = expand_accurate_math(module)
-    if options.fast_math_approximations:
-        count += approximate_math(module)
-    if count:
-        _run_passes(module, "canonicalize,cse")
+    arith polynomials (vectorizable, no libm calls); canonicalize and cse if
+    anything changed."""
+
+    def approximate(module: ir.Module) -> None:
+        count = expand_accurate_math(module)
+        if options.fast_math_approximations:
+            count += approximate_math(module)
+        if count:
+            run_passes(module, "canonicalize,cse")
+
+    return [Call("approximate-math", approximate)]
+
+
+def stage_approximate_math(module: ir.Module, options: CpuOptions) -> None:
+    """:func:`approximate_math_steps`."""
+    run_steps(module, approximate_math_steps(options))
 
 
 # --------------------------------------------------------------------------
@@ -296,21 +326,31 @@ def stage_approximate_math(module: ir.Module, options: CpuOptions) -> None:
 # --------------------------------------------------------------------------
 
 
-def stage_pack(module: ir.Module, options: CpuOptions) -> None:
+def pack_steps(options: CpuOptions) -> list[Step]:
     """Rewrite large 2-D convolutions as im2col + contraction
     (:mod:`dlvm_mlir.backend.conv_im2col`) and depthwise ones as one multiply-add per
     tap or output position (:mod:`dlvm_mlir.backend.conv_grouped`), merge the reduction loops of
     contractions that travel together (:mod:`dlvm_mlir.backend.collapse_dims`),
-    then copy the streamed operand of large contractions into contiguous panels."""
+    then copy the streamed operand of large contractions into contiguous panels;
+    canonicalize and cse after packing or if anything changed."""
     if not options.vectorize:
-        return
-    changed = bool(options.im2col and im2col_convolutions(module))
-    changed |= bool(grouped_convolutions(module))
-    changed |= collapse_contraction_reductions(module)
-    if options.pack_operands:
-        pack_contractions(module, options.target, options.schedule)
-    if changed or options.pack_operands:
-        _run_passes(module, "canonicalize,cse")
+        return []
+
+    def pack(module: ir.Module) -> None:
+        changed = bool(options.im2col and im2col_convolutions(module))
+        changed |= bool(grouped_convolutions(module))
+        changed |= collapse_contraction_reductions(module)
+        if options.pack_operands:
+            pack_contractions(module, options.target, options.schedule)
+        elif changed:
+            run_passes(module, "canonicalize,cse")
+
+    return [Call("pack", pack), *([Passes("canonicalize,cse")] if options.pack_operands else [])]
+
+
+def stage_pack(module: ir.Module, options: CpuOptions) -> None:
+    """:func:`pack_steps`."""
+    run_steps(module, pack_steps(options))
 
 
 # --------------------------------------------------------------------------
@@ -318,13 +358,20 @@ def stage_pack(module: ir.Module, options: CpuOptions) -> None:
 # --------------------------------------------------------------------------
 
 
-def stage_tile_and_vectorize(module: ir.Module, options: CpuOptions) -> list[OpScheduleRecord]:
+def tile_and_vectorize_steps(options: CpuOptions) -> list[Step]:
     """Split large full reductions (so threads can share them), apply the
-    per-op transform schedules, then vector cleanups on tensors."""
-    split_reductions(module, options.schedule)
-    records = apply_op_schedules(module, options.target, options.schedule)
-    run_transform_script(module, PRE_BUFFERIZE_CLEANUP)
-    return records
+    per-op transform schedules (outcome: their :class:`OpScheduleRecord`
+    list), then vector cleanups on tensors (a transform script)."""
+    return [
+        Call("split-reductions", lambda module: split_reductions(module, options.schedule)),
+        Call("schedules", lambda module: apply_op_schedules(module, options.target, options.schedule)),
+        Call("vector-cleanup", lambda module: run_transform_script(module, PRE_BUFFERIZE_CLEANUP)),
+    ]
+
+
+def stage_tile_and_vectorize(module: ir.Module, options: CpuOptions) -> list[OpScheduleRecord]:
+    """:func:`tile_and_vectorize_steps`; the schedules applied."""
+    return run_steps(module, tile_and_vectorize_steps(options))["schedules"]  # type: ignore[return-value]
 
 
 # --------------------------------------------------------------------------
@@ -405,7 +452,7 @@ def structure_control_flow(module: ir.Module) -> bool:
     with module.context:
         if not any(len(fn.regions[0].blocks) > 1 for fn in _functions(module)):
             return False
-    _run_passes(module, "func.func(lift-cf-to-scf),canonicalize")
+    run_passes(module, "func.func(lift-cf-to-scf),canonicalize")
     return True
 
 
@@ -491,29 +538,41 @@ def rewrite_strided_copies(module: ir.Module) -> int:
     return copies_to_linalg(module, _is_strided_copy)
 
 
-def stage_bufferize(module: ir.Module, options: CpuOptions) -> None:
-    """Tensors -> memrefs; results become caller-allocated out-parameters."""
+ONE_SHOT_BUFFERIZE = (
+    "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
+    "one-shot-bufferize{bufferize-function-boundaries "
+    "function-boundary-type-conversion=identity-layout-map "
+    "unknown-type-conversion=identity-layout-map allow-return-allocs-from-loops}"
+)
+"""Bufferization as the CPU and GPU back ends run it."""
+
+OUT_PARAMS = "buffer-results-to-out-params{hoist-static-allocs modify-public-functions},canonicalize,cse"
+"""Returned buffers -> caller-allocated out-parameters."""
+
+
+def _prepare_bufferize(module: ir.Module) -> None:
     structure_control_flow(module)
     legalize_tensor_poison(module)
     copy_repeated_results(module)
-    _run_passes(
-        module,
-        "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
-        "one-shot-bufferize{bufferize-function-boundaries "
-        "function-boundary-type-conversion=identity-layout-map "
-        "unknown-type-conversion=identity-layout-map allow-return-allocs-from-loops},"
+
+
+def bufferize_steps(options: CpuOptions) -> list[Step]:
+    """Tensors -> memrefs; results become caller-allocated out-parameters."""
+    return [
+        Call("bufferize", _prepare_bufferize),
         # fold loop results back to their buffers first, so that a returned
         # allocation is recognised and becomes the caller's out-parameter
-        "canonicalize,cse",
-    )
-    copy_repeated_buffers(module)
-    _run_passes(
-        module,
-        "buffer-results-to-out-params{hoist-static-allocs modify-public-functions},"
-        "canonicalize,cse",
-    )
-    rewrite_strided_copies(module)
-    _run_passes(module, "func.func(buffer-hoisting,buffer-loop-hoisting),buffer-deallocation-pipeline,canonicalize")
+        Passes(ONE_SHOT_BUFFERIZE + ",canonicalize,cse"),
+        Call("copy-repeated-buffers", copy_repeated_buffers),
+        Passes(OUT_PARAMS),
+        Call("strided-copies", rewrite_strided_copies),
+        Passes("func.func(buffer-hoisting,buffer-loop-hoisting),buffer-deallocation-pipeline,canonicalize"),
+    ]
+
+
+def stage_bufferize(module: ir.Module, options: CpuOptions) -> None:
+    """:func:`bufferize_steps`."""
+    run_steps(module, bufferize_steps(options))
 
 
 # --------------------------------------------------------------------------
@@ -521,16 +580,27 @@ def stage_bufferize(module: ir.Module, options: CpuOptions) -> None:
 # --------------------------------------------------------------------------
 
 
+def lower_vectors_steps(options: CpuOptions) -> list[Step]:
+    """Hoist accumulators, lower vector ops to 1-D (a transform script), then to
+    loops; ``i1`` buffers as bytes."""
+
+    def lower(module: ir.Module) -> None:
+        mark_transfer_hoisting(module)
+        run_transform_script(module, post_bufferize_script(options.target.vector_bits))
+
+    return [
+        Call("lower-vectors", lower),
+        # no canonicalize here: it folds chains of vector.insert into one
+        # vector.from_elements of every scalar, which LLVM then has to rebuild
+        # element by element (much slower code generation, worse code)
+        Passes("convert-vector-to-scf{full-unroll},convert-linalg-to-loops,cse"),
+        Call("widen-bools", widen_bool_memrefs),
+    ]
+
+
 def stage_lower_vectors(module: ir.Module, options: CpuOptions) -> None:
-    """Hoist accumulators, lower vector ops to 1-D, approximate math ops."""
-    mark_transfer_hoisting(module)
-    run_transform_script(module, post_bufferize_script(options.target.vector_bits))
-    # no canonicalize here: it folds chains of vector.insert into one
-    # vector.from_elements of every scalar, which LLVM then has to rebuild
-    # element by element (much slower code generation, worse code)
-    passes = ["convert-vector-to-scf{full-unroll}", "convert-linalg-to-loops", "cse"]
-    _run_passes(module, ",".join(passes))
-    widen_bool_memrefs(module)
+    """:func:`lower_vectors_steps`."""
+    run_steps(module, lower_vectors_steps(options))
 
 
 # --------------------------------------------------------------------------
@@ -538,7 +608,7 @@ def stage_lower_vectors(module: ir.Module, options: CpuOptions) -> None:
 # --------------------------------------------------------------------------
 
 
-def stage_parallelize(module: ir.Module, options: CpuOptions) -> None:
+def parallelize_steps(options: CpuOptions) -> list[Step]:
     """``scf.forall`` -> ``scf.parallel`` -> tasks on the async runtime's thread pool."""
     passes = ["scf-forall-to-parallel"]
     if options.threads > 1:
@@ -551,7 +621,12 @@ def stage_parallelize(module: ir.Module, options: CpuOptions) -> None:
         ]
     else:
         passes.append("scf-parallel-for-to-nested-fors")
-    _run_passes(module, ",".join(passes))
+    return [Passes(",".join(passes))]
+
+
+def stage_parallelize(module: ir.Module, options: CpuOptions) -> None:
+    """:func:`parallelize_steps`."""
+    run_steps(module, parallelize_steps(options))
 
 
 # --------------------------------------------------------------------------
@@ -559,10 +634,9 @@ def stage_parallelize(module: ir.Module, options: CpuOptions) -> None:
 # --------------------------------------------------------------------------
 
 
-def stage_to_llvm(module: ir.Module, options: CpuOptions) -> None:
+def to_llvm_steps(options: CpuOptions) -> list[Step]:
     """Everything else to the LLVM dialect."""
-    _run_passes(
-        module,
+    return [Passes(
         "convert-scf-to-cf,expand-strided-metadata,lower-affine,"
         # minimumf/maximumf to llvm.intr.minimum/maximum (IEEE 754-2019: -0 < +0,
         # NaN propagates) before arith-expand rewrites them as a compare and
@@ -572,11 +646,30 @@ def stage_to_llvm(module: ir.Module, options: CpuOptions) -> None:
         "convert-vector-to-llvm{reassociate-fp-reductions},"
         f"finalize-memref-to-llvm{{use-generic-functions={str(options.caching_allocator).lower()}}},"
         "convert-to-llvm,reconcile-unrealized-casts,"
-        "canonicalize,cse",
-    )
+        "canonicalize,cse"
+    )]
+
+
+def stage_to_llvm(module: ir.Module, options: CpuOptions) -> None:
+    """:func:`to_llvm_steps`."""
+    run_steps(module, to_llvm_steps(options))
 
 
 StageFn = Callable[[ir.Module, CpuOptions], object]
+StepsFn = Callable[[CpuOptions], list[Step]]
+
+#: the pipeline as steps, in order (the stage functions of :data:`CPU_STAGES` run these)
+CPU_STAGE_STEPS: tuple[tuple[str, StepsFn], ...] = (
+    ("entry-points", entry_points_steps),
+    ("fuse", fuse_steps),
+    ("approximate-math", approximate_math_steps),
+    ("pack", pack_steps),
+    ("tile-and-vectorize", tile_and_vectorize_steps),
+    ("bufferize", bufferize_steps),
+    ("lower-vectors", lower_vectors_steps),
+    ("parallelize", parallelize_steps),
+    ("to-llvm", to_llvm_steps),
+)
 
 #: the pipeline, in order
 CPU_STAGES: tuple[tuple[str, StageFn], ...] = (

@@ -2,7 +2,9 @@
 
 The pipeline, one function per stage (:data:`GPU_STAGES`; any stage's IR can
 be dumped with ``dump_dir=`` / ``$DLVM_MLIR_DUMP_DIR`` or stopped at with
-``stop_after=``):
+``stop_after=``); each stage is a list of steps (:func:`gpu_stage_steps`,
+upstream passes and named Python functions, :mod:`dlvm_mlir.passes.steps`),
+which ``dlvm-gpu-pipeline`` hands to the pass manager one by one:
 
 ``entry-points``
     every public function becomes a C-interface entry point (shared with the
@@ -60,21 +62,24 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from mlir import ir, passmanager
+from mlir import ir
 from mlir.dialects import gpu as gpu_d
 
-from dlvm_mlir.backend.kernel_fusion import FusionOptions, fuse_linalg, normalize_linalg
+from dlvm_mlir.backend.kernel_fusion import FusionOptions, fusion_steps, normalize_steps
+from dlvm_mlir.passes import Call, Passes, Step, run_passes, run_steps
 
 from .analysis import analyze_linalg_op, tileable_maps
 from .cpu import (
+    ONE_SHOT_BUFFERIZE,
+    OUT_PARAMS,
     copies_to_linalg,
     copy_repeated_buffers,
     copy_repeated_results,
     entry_point_signatures,
+    entry_points_steps,
     legalize_tensor_poison,
     ops_where,
     run_stages,
-    stage_entry_points,
 )
 from .gpu_host import HostReport, host_operations, legalize_host, wrap_in_launch
 from .gpu_kernels import matmul_config, matmul_kernel, matmul_spec
@@ -104,6 +109,7 @@ __all__ = [
     "compile_cuda",
     "cuda_status",
     "device_code",
+    "gpu_stage_steps",
     "lower_to_gpu",
     "require_cuda",
 ]
@@ -152,12 +158,6 @@ class GpuLoweringResult:
     ops: list[GpuOpRecord] = field(default_factory=list)
     host: HostReport | None = None
     stage_seconds: dict[str, float] = field(default_factory=dict)
-
-
-def _run_passes(module: ir.Module, pipeline: str) -> None:
-    with module.context:
-        pm = passmanager.PassManager.parse(f"builtin.module({pipeline})")
-        pm.run(module.operation)
 
 
 # --------------------------------------------------------------------------
@@ -252,19 +252,24 @@ def fold_transposes_into_matmuls(module: ir.Module) -> int:
 GPU_FUSION = FusionOptions(reductions=True, duplicate_producers=4)
 
 
-def stage_fuse(module: ir.Module, options: GpuOptions) -> None:
+def fuse_steps(options: GpuOptions) -> list[Step]:
     """Elementwise ops -> generic ops; fuse producers into consumers (reductions too).
 
     The fusion is the ``dlvm-kernel-fusion`` pass's
     (:mod:`dlvm_mlir.backend.kernel_fusion`); transposes feeding a matmul
     are folded into it first.
     """
-    normalize_linalg(module)
+    steps = normalize_steps()
     if options.fold_transposes:
-        fold_transposes_into_matmuls(module)
-        _run_passes(module, "canonicalize,cse")
+        steps += [Call("fold-transposes", fold_transposes_into_matmuls), Passes("canonicalize,cse")]
     if options.fuse_elementwise:
-        fuse_linalg(module, GPU_FUSION)
+        steps += fusion_steps(GPU_FUSION)
+    return steps
+
+
+def stage_fuse(module: ir.Module, options: GpuOptions) -> None:
+    """:func:`fuse_steps`."""
+    run_steps(module, fuse_steps(options))
 
 
 # --------------------------------------------------------------------------
@@ -277,25 +282,26 @@ def _copies_to_linalg(module: ir.Module) -> int:
     return copies_to_linalg(module, lambda op: True)
 
 
-def stage_bufferize(module: ir.Module, options: GpuOptions) -> None:
-    """Tensors -> memrefs; results become caller-allocated out-parameters."""
+def _prepare_bufferize(module: ir.Module) -> None:
     legalize_tensor_poison(module)
     copy_repeated_results(module)
-    _run_passes(
-        module,
-        "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
-        "one-shot-bufferize{bufferize-function-boundaries "
-        "function-boundary-type-conversion=identity-layout-map "
-        "unknown-type-conversion=identity-layout-map allow-return-allocs-from-loops}",
-    )
-    copy_repeated_buffers(module)
-    _run_passes(
-        module,
-        "buffer-results-to-out-params{hoist-static-allocs modify-public-functions},"
-        "canonicalize,cse",
-    )
-    _copies_to_linalg(module)
-    _run_passes(module, "canonicalize,cse")
+
+
+def bufferize_steps(options: GpuOptions) -> list[Step]:
+    """Tensors -> memrefs; results become caller-allocated out-parameters; copies -> ``linalg.copy``."""
+    return [
+        Call("bufferize", _prepare_bufferize),
+        Passes(ONE_SHOT_BUFFERIZE),
+        Call("copy-repeated-buffers", copy_repeated_buffers),
+        Passes(OUT_PARAMS),
+        Call("copies-to-linalg", _copies_to_linalg),
+        Passes("canonicalize,cse"),
+    ]
+
+
+def stage_bufferize(module: ir.Module, options: GpuOptions) -> None:
+    """:func:`bufferize_steps`."""
+    run_steps(module, bufferize_steps(options))
 
 
 # --------------------------------------------------------------------------
@@ -415,8 +421,18 @@ def grid_stride(module: ir.Module, op: ir.Operation, nest: Any, op_id: int, thre
     )
 
 
+def map_steps(options: GpuOptions) -> list[Step]:
+    """Give every linalg op a plan and put it inside a ``gpu.launch`` (outcome:
+    the :class:`GpuOpRecord` list), then inline the kernels' helpers."""
+    return [Call("map", lambda module: _map_ops(module, options)), Passes("inline,symbol-dce,canonicalize,cse")]
+
+
 def stage_map(module: ir.Module, options: GpuOptions) -> list[GpuOpRecord]:
-    """Give every linalg op a plan and put it inside a ``gpu.launch``."""
+    """:func:`map_steps`; the plans."""
+    return run_steps(module, map_steps(options))["map"]  # type: ignore[return-value]
+
+
+def _map_ops(module: ir.Module, options: GpuOptions) -> list[GpuOpRecord]:
     records: list[GpuOpRecord] = []
     sched = options.schedule
     kernels = 0
@@ -467,7 +483,6 @@ def stage_map(module: ir.Module, options: GpuOptions) -> list[GpuOpRecord]:
             record.plan = grid_stride(module, op, nest, len(work) + index, sched.block_threads)
         _strip_attribute(module, GPU_OP_ATTR)
         _drop_final_barriers(module)
-    _run_passes(module, "inline,symbol-dce,canonicalize,cse")
     return records
 
 
@@ -476,11 +491,20 @@ def stage_map(module: ir.Module, options: GpuOptions) -> list[GpuOpRecord]:
 # --------------------------------------------------------------------------
 
 
+def host_steps(options: GpuOptions, signatures: Callable[[], Sequence[FunctionSignature]]) -> list[Step]:
+    """Device buffers and copies around the launches (outcome: the :class:`HostReport`);
+    ``signatures()`` gives the entry points' signatures (taken before ``entry-points``)."""
+
+    def host(module: ir.Module) -> HostReport:
+        outputs = {ENTRY_PREFIX + sig.name: len(sig.results) for sig in signatures()}
+        return legalize_host(module, outputs)
+
+    return [Call("host", host), Passes("inline,symbol-dce,canonicalize,cse")]
+
+
 def stage_host(module: ir.Module, options: GpuOptions, signatures: Sequence[FunctionSignature]) -> HostReport:
-    outputs = {ENTRY_PREFIX + sig.name: len(sig.results) for sig in signatures}
-    report = legalize_host(module, outputs)
-    _run_passes(module, "inline,symbol-dce,canonicalize,cse")
-    return report
+    """:func:`host_steps`; the report."""
+    return run_steps(module, host_steps(options, lambda: signatures))["host"]  # type: ignore[return-value]
 
 
 # --------------------------------------------------------------------------
@@ -542,44 +566,69 @@ def merge_kernel_modules(module: ir.Module, name: str = KERNEL_MODULE) -> int:
         return len(renames)
 
 
-def stage_outline(module: ir.Module, options: GpuOptions) -> None:
+def _widen_and_mark(module: ir.Module) -> None:
+    widen_bool_memrefs(module)
+    with module.context:
+        module.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
+
+
+def outline_steps(options: GpuOptions) -> list[Step]:
     """One kernel per launch, all in one gpu.module carrying the NVVM target.
 
     ``i1`` buffers become bytes first (as on the CPU: the LLVM lowering
     asserts on sub-byte stores, and numpy stores a bool per byte), after the
     linalg ops left in the launches became loops."""
-    _run_passes(module, "func.func(convert-linalg-to-loops)")
-    widen_bool_memrefs(module)
-    with module.context:
-        module.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
-    _run_passes(module, "gpu-launch-sink-index-computations,gpu-kernel-outlining")
-    merge_kernel_modules(module)
-    _run_passes(module, f"nvvm-attach-target{{{_target_options(options)}}},gpu.module(canonicalize,cse)")
+    return [
+        Passes("func.func(convert-linalg-to-loops)"),
+        Call("outline", _widen_and_mark),
+        Passes("gpu-launch-sink-index-computations,gpu-kernel-outlining"),
+        Call("merge-kernel-modules", merge_kernel_modules),
+        Passes(f"nvvm-attach-target{{{_target_options(options)}}},gpu.module(canonicalize,cse)"),
+    ]
+
+
+def stage_outline(module: ir.Module, options: GpuOptions) -> None:
+    """:func:`outline_steps`."""
+    run_steps(module, outline_steps(options))
+
+
+def device_steps(options: GpuOptions) -> list[Step]:
+    """Kernels -> NVVM and the LLVM dialect."""
+    return [Passes(
+        "gpu.module(convert-linalg-to-loops,canonicalize,convert-nvgpu-to-nvvm,convert-vector-to-scf,convert-scf-to-cf,"
+        "expand-strided-metadata,lower-affine,arith-expand,convert-vector-to-llvm,convert-gpu-to-nvvm,"
+        "canonicalize,cse,reconcile-unrealized-casts)"
+    )]
 
 
 def stage_device(module: ir.Module, options: GpuOptions) -> None:
-    """Kernels -> NVVM and the LLVM dialect."""
-    _run_passes(
-        module,
-        "gpu.module(convert-linalg-to-loops,canonicalize,convert-nvgpu-to-nvvm,convert-vector-to-scf,convert-scf-to-cf,"
-        "expand-strided-metadata,lower-affine,arith-expand,convert-vector-to-llvm,convert-gpu-to-nvvm,"
-        "canonicalize,cse,reconcile-unrealized-casts)",
-    )
+    """:func:`device_steps`."""
+    run_steps(module, device_steps(options))
 
 
-def stage_host_llvm(module: ir.Module, options: GpuOptions) -> None:
-    """Host code -> LLVM dialect with calls into the CUDA runtime wrappers."""
-    _run_passes(
-        module,
-        # expand-strided-metadata before lower-affine: it makes affine.apply of subviews
-        # at run-time offsets (dlvm.dynamic_slice)
-        "func.func(gpu-async-region),convert-scf-to-cf,expand-strided-metadata,lower-affine,arith-expand,"
-        "convert-math-to-llvm,convert-math-to-libm,finalize-memref-to-llvm,"
-        "gpu-to-llvm,convert-to-llvm,reconcile-unrealized-casts,canonicalize,cse",
-    )
+def _check_host_lowered(module: ir.Module) -> None:
     leftovers = _non_llvm_host_ops(module)
     if leftovers:
         raise ExecutionError(f"host code not lowered to LLVM: {', '.join(sorted(leftovers))} remain")
+
+
+def host_llvm_steps(options: GpuOptions) -> list[Step]:
+    """Host code -> LLVM dialect with calls into the CUDA runtime wrappers."""
+    return [
+        Passes(
+            # expand-strided-metadata before lower-affine: it makes affine.apply of subviews
+            # at run-time offsets (dlvm.dynamic_slice)
+            "func.func(gpu-async-region),convert-scf-to-cf,expand-strided-metadata,lower-affine,arith-expand,"
+            "convert-math-to-llvm,convert-math-to-libm,finalize-memref-to-llvm,"
+            "gpu-to-llvm,convert-to-llvm,reconcile-unrealized-casts,canonicalize,cse"
+        ),
+        Call("check-host-lowered", _check_host_lowered),
+    ]
+
+
+def stage_host_llvm(module: ir.Module, options: GpuOptions) -> None:
+    """:func:`host_llvm_steps`."""
+    run_steps(module, host_llvm_steps(options))
 
 
 def _non_llvm_host_ops(module: ir.Module) -> set[str]:
@@ -617,21 +666,47 @@ def _binary_format(options: GpuOptions) -> str:
     return options.format
 
 
-def stage_binary(module: ir.Module, options: GpuOptions) -> None:
+def binary_steps(options: GpuOptions) -> list[Step]:
     """gpu.module -> gpu.binary holding PTX (isa) or a cubin (bin)."""
     fmt = _binary_format(options)
     extra = ""
     if fmt == "bin":
         ptxas = ptxas_path()
         if ptxas is None:
-            raise ExecutionError("format=bin needs ptxas (set $DLVM_PTXAS or put it on $PATH)")
+            def missing(module: ir.Module) -> None:
+                raise ExecutionError("format=bin needs ptxas (set $DLVM_PTXAS or put it on $PATH)")
+
+            return [Call("binary", missing)]
         extra = f" toolkit={Path(ptxas).resolve().parent.parent}"
-    _run_passes(module, f"gpu-module-to-binary{{format={fmt}{extra}}}")
+    return [Passes(f"gpu-module-to-binary{{format={fmt}{extra}}}")]
+
+
+def stage_binary(module: ir.Module, options: GpuOptions) -> None:
+    """:func:`binary_steps`."""
+    run_steps(module, binary_steps(options))
 
 
 GPU_STAGE_NAMES = ("entry-points", "fuse", "bufferize", "map", "host", "outline", "device", "host-llvm", "binary")
 GPU_STAGES = GPU_STAGE_NAMES
 """The stage names, in order."""
+
+
+def gpu_stage_steps(
+    options: GpuOptions, signatures: Callable[[], Sequence[FunctionSignature]]
+) -> list[tuple[str, list[Step]]]:
+    """Each stage's steps, in order; ``signatures()`` gives the entry points' signatures
+    (as before ``entry-points``) to the ``host`` stage."""
+    return [
+        ("entry-points", entry_points_steps(None)),
+        ("fuse", fuse_steps(options)),
+        ("bufferize", bufferize_steps(options)),
+        ("map", map_steps(options)),
+        ("host", host_steps(options, signatures)),
+        ("outline", outline_steps(options)),
+        ("device", device_steps(options)),
+        ("host-llvm", host_llvm_steps(options)),
+        ("binary", binary_steps(options)),
+    ]
 
 
 def lower_to_gpu(
@@ -650,22 +725,17 @@ def lower_to_gpu(
     options = options or GpuOptions()
     result = GpuLoweringResult(module=module, signatures=entry_point_signatures(module))
     stages: list[tuple[str, Callable[[], Any]]] = [
-        ("entry-points", lambda: stage_entry_points(module, None)),  # type: ignore[arg-type]
-        ("fuse", lambda: stage_fuse(module, options)),
-        ("bufferize", lambda: stage_bufferize(module, options)),
-        ("map", lambda: stage_map(module, options)),
-        ("host", lambda: stage_host(module, options, result.signatures)),
-        ("outline", lambda: stage_outline(module, options)),
-        ("device", lambda: stage_device(module, options)),
-        ("host-llvm", lambda: stage_host_llvm(module, options)),
-        ("binary", lambda: stage_binary(module, options)),
+        (name, lambda steps=steps: run_steps(module, steps))
+        for name, steps in gpu_stage_steps(options, lambda: result.signatures)
     ]
     outcomes = run_stages(
         module, stages, kind="GPU", stage_seconds=result.stage_seconds,
         dump_dir=dump_dir, on_stage=on_stage, stop_after=stop_after,
     )
-    result.ops = outcomes.get("map", result.ops)
-    result.host = outcomes.get("host", result.host)
+    if "map" in outcomes:
+        result.ops = outcomes["map"]["map"]  # type: ignore[index]
+    if "host" in outcomes:
+        result.host = outcomes["host"]["host"]  # type: ignore[index]
     return result
 
 
@@ -729,7 +799,7 @@ def device_code(
     module = _parse(linalg_ir)
     lower_to_gpu(module, options, stop_after="host-llvm")
     if fmt == "llvm":
-        _run_passes(module, "gpu-module-to-binary{format=llvm}")
+        run_passes(module, "gpu-module-to-binary{format=llvm}")
     else:
         stage_binary(module, replace(options, format=fmt))
     kernels = _binaries(module)

@@ -62,9 +62,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from mlir import ir, passmanager
+from mlir import ir
 from mlir.dialects import scf
 from mlir.dialects.transform import interpreter
+
+from dlvm_mlir.passes import Call, Passes, Step, run_passes, run_steps
 
 __all__ = [
     "FusionOptions",
@@ -75,9 +77,11 @@ __all__ = [
     "function_ops",
     "fuse_kernels",
     "fuse_linalg",
+    "fusion_steps",
     "kernel_counts_by_function",
     "kernel_kind",
     "normalize_linalg",
+    "normalize_steps",
     "symbol_name",
 ]
 
@@ -204,12 +208,6 @@ class FusionOptions:
     duplicate_producers: int = 0
 
 
-def _run_passes(module: ir.Module | ir.Operation, pipeline: str) -> None:
-    operation = module.operation
-    with operation.context:
-        passmanager.PassManager.parse(f"builtin.module({pipeline})").run(operation)
-
-
 def _generalize_script(names: tuple[str, ...]) -> str:
     listed = ", ".join(f'"{n}"' for n in names)
     return (
@@ -272,10 +270,17 @@ def duplicate_shared_producers(module: ir.Module | ir.Operation, max_uses: int =
     return copies
 
 
+def normalize_steps() -> list[Step]:
+    """Step 1 as steps (:mod:`dlvm_mlir.passes.steps`)."""
+    return [
+        Call("selects-to-if", _whole_tensor_selects_to_if),
+        Passes("func.func(convert-elementwise-to-linalg),linalg-specialize-generic-ops"),
+    ]
+
+
 def normalize_linalg(module: ir.Module | ir.Operation) -> None:
     """Step 1: elementwise tensor ops -> ``linalg.generic``; generic contractions -> named."""
-    _whole_tensor_selects_to_if(module)
-    _run_passes(module, "func.func(convert-elementwise-to-linalg),linalg-specialize-generic-ops")
+    run_steps(module, normalize_steps())
 
 
 def _whole_tensor_selects_to_if(module: ir.Module | ir.Operation) -> None:
@@ -309,20 +314,32 @@ def _whole_tensor_selects_to_if(module: ir.Module | ir.Operation) -> None:
         op.erase()
 
 
+def fusion_steps(options: FusionOptions = FusionOptions()) -> list[Step]:
+    """Steps 2-4 (generalize, fuse, duplicate shared producers and fuse again), then cse, as steps."""
+    names = GENERALIZED_OPS + (("linalg.reduce",) if options.reductions else ())
+
+    def duplicate(module: ir.Module | ir.Operation) -> None:
+        if duplicate_shared_producers(module, options.duplicate_producers):
+            run_passes(module, "linalg-fuse-elementwise-ops,canonicalize")
+
+    steps: list[Step] = [
+        Call("generalize", lambda module: _generalize(module, names)),
+        Passes("linalg-fuse-elementwise-ops,canonicalize"),
+    ]
+    if options.duplicate_producers >= 2:
+        steps.append(Call("duplicate-producers", duplicate))
+    steps.append(Passes("cse"))
+    return steps
+
+
 def fuse_linalg(module: ir.Module | ir.Operation, options: FusionOptions = FusionOptions()) -> None:
     """Steps 2-4 (generalize, fuse, duplicate shared producers and fuse again), then cse."""
-    names = GENERALIZED_OPS + (("linalg.reduce",) if options.reductions else ())
-    _generalize(module, names)
-    _run_passes(module, "linalg-fuse-elementwise-ops,canonicalize")
-    if options.duplicate_producers >= 2 and duplicate_shared_producers(module, options.duplicate_producers):
-        _run_passes(module, "linalg-fuse-elementwise-ops,canonicalize")
-    _run_passes(module, "cse")
+    run_steps(module, fusion_steps(options))
 
 
 def fuse_kernels(module: ir.Module | ir.Operation, options: FusionOptions = FusionOptions()) -> None:
     """The whole fusion (steps 1-4) on ``module``, in place."""
-    normalize_linalg(module)
-    fuse_linalg(module, options)
+    run_steps(module, normalize_steps() + fusion_steps(options))
 
 
 # --------------------------------------------------------------------------

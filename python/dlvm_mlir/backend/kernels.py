@@ -23,8 +23,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from mlir import ir, passmanager
+from mlir import ir
 from mlir.dialects import func as func_d
+
+from dlvm_mlir.passes import run_passes
 
 __all__ = ["Kernel", "inline_kernels", "outline_kernels", "KERNEL_PREFIX"]
 
@@ -165,5 +167,4 @@ def inline_kernels(module: ir.Module, kernels: list[Kernel]) -> None:
         for kernel in kernels:
             if kernel.duplicates:
                 kernel.function.attributes["no_inline"] = ir.UnitAttr.get()
-        pm = passmanager.PassManager.parse("builtin.module(inline{default-pipeline=''},symbol-dce)")
-        pm.run(module.operation)
+    run_passes(module, "inline{default-pipeline=''},symbol-dce")

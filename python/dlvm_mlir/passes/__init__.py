@@ -37,6 +37,7 @@ from dlvm_mlir.passes.pipeline import (
     Pipeline,
     is_upstream_pass,
     pass_text,
+    run_passes,
     run_pipeline,
 )
 from dlvm_mlir.passes.registry import (
@@ -54,16 +55,21 @@ from dlvm_mlir.passes.registry import (
     registered_pipelines,
     unregister,
 )
+from dlvm_mlir.passes.steps import Call, Passes, Step, StepPass, run_steps
 
 __all__ = [
+    "Call",
     "ModulePass",
     "Option",
     "PassError",
     "PassPipelineFailure",
+    "Passes",
     "Pipeline",
     "PipelineError",
     "PipelineSpec",
     "RegistryError",
+    "Step",
+    "StepPass",
     "emit_error",
     "emit_remark",
     "emit_warning",
@@ -76,6 +82,8 @@ __all__ = [
     "register_pipeline",
     "registered_passes",
     "registered_pipelines",
+    "run_passes",
     "run_pipeline",
+    "run_steps",
     "unregister",
 ]

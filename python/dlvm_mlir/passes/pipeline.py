@@ -11,11 +11,20 @@ upstream passes are added as text, Python passes as callables. The bindings
 cannot nest a Python pass (no ``nest()``, and a Python pass with an ``op_name``
 aborts), so Python passes run on the top-level module only and a nested
 pipeline such as ``func.func(...)`` may hold upstream passes only.
+
+A Python pass whose ``expand()`` gives steps (the back ends' pipelines,
+``dlvm-cpu-pipeline`` and ``dlvm-gpu-pipeline``) is added as those steps:
+its upstream passes and Python steps are passes of the one pass manager, so
+``--mlir-timing`` and ``--mlir-print-ir-after-all`` see each of them.
+:func:`run_passes` runs upstream passes from inside a Python step (where a
+stage decides at run time whether to run them) and gives that pass manager
+the outer run's IR printing.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 import re
 import sys
@@ -34,7 +43,7 @@ from dlvm_mlir.passes.options import format_scalar
 from dlvm_mlir.passes.registry import ModulePass
 from dlvm_mlir.reproducers import new_directory as new_reproducer_directory
 
-__all__ = ["Pipeline", "is_upstream_pass", "pass_text", "run_pipeline"]
+__all__ = ["Pipeline", "is_upstream_pass", "pass_text", "run_passes", "run_pipeline"]
 
 ROOT_OP = "builtin.module"
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.$-]*")
@@ -179,7 +188,30 @@ class _PythonStep:
     instance: ModulePass
 
 
-_Step = _UpstreamStep | _PythonStep
+@dataclass(frozen=True)
+class _Expansion:
+    """A Python pass added to the pass manager as its steps (``ModulePass.expand``)."""
+
+    instance: ModulePass
+    steps: tuple[_UpstreamStep | _PythonStep, ...]
+
+
+_Step = _UpstreamStep | _PythonStep | _Expansion
+
+
+def _expansion(instance: ModulePass) -> _Step:
+    """``instance`` as one step, or as its steps when it expands into several."""
+    steps = instance.expand()
+    if steps is None:
+        return _PythonStep(instance)
+    inner: list[_UpstreamStep | _PythonStep] = []
+    for step in steps:
+        if isinstance(step, str):
+            inner.append(_UpstreamStep(step))
+        else:
+            expanded = _expansion(step)
+            inner += expanded.steps if isinstance(expanded, _Expansion) else [expanded]
+    return _Expansion(instance, tuple(inner))
 
 
 class _Expander:
@@ -203,7 +235,7 @@ class _Expander:
             return [_UpstreamStep(text)]
         pass_cls = registry.get_pass(element.name)
         if pass_cls is not None:
-            return [_PythonStep(self._configure(pass_cls, element, via))]
+            return [_expansion(self._configure(pass_cls, element, via))]
         spec = registry.get_pipeline(element.name)
         if spec is not None:
             inner = self._expand(spec, element, via)
@@ -387,34 +419,41 @@ class Pipeline:
 
     @property
     def python_passes(self) -> tuple[ModulePass, ...]:
+        """The configured Python passes, as written (an expanding pass once, not its steps)."""
         return tuple(
-            step.instance for step in self._steps if isinstance(step, _PythonStep)
+            step.instance
+            for step in self._steps
+            if isinstance(step, (_PythonStep, _Expansion))
         )
 
     def expanded_text(self) -> str:
-        """The pipeline with every registered pipeline inlined."""
+        """The pipeline with every registered pipeline inlined (an expanding pass stays one element)."""
         parts = [
             step.instance.pipeline_text()
-            if isinstance(step, _PythonStep)
+            if isinstance(step, (_PythonStep, _Expansion))
             else step.text
             for step in self._steps
         ]
         return f"{ROOT_OP}({','.join(parts)})"
 
     def build(self, context: ir.Context) -> PassManager:
-        """A new pass manager on ``builtin.module`` holding this pipeline."""
+        """A new pass manager on ``builtin.module`` holding this pipeline.
+
+        An expanding Python pass (``ModulePass.expand``) is added as its steps.
+        """
         pm = PassManager(ROOT_OP, context)
         for step in self._steps:
-            if isinstance(step, _PythonStep):
-                instance = step.instance
-                pm.add(
-                    instance,
-                    name=type(instance).__name__,
-                    argument=instance.name,
-                    description=instance.summary,
-                )
-            else:
-                pm.add(step.text)
+            for leaf in step.steps if isinstance(step, _Expansion) else (step,):
+                if isinstance(leaf, _PythonStep):
+                    instance = leaf.instance
+                    pm.add(
+                        instance,
+                        name=instance.display_name,
+                        argument=instance.name,
+                        description=instance.summary,
+                    )
+                else:
+                    pm.add(leaf.text)
         return pm
 
     def run(
@@ -425,21 +464,30 @@ class Pipeline:
         reproducer: bool = True,
         reproducer_dir: str | Path | None = None,
         configure: Callable[[PassManager], None] | None = None,
+        configure_nested: Callable[[PassManager], None] | None = None,
     ) -> None:
         """Run on ``module`` in place; raise PassPipelineFailure if a pass fails.
 
         With ``reproducer`` the input IR is kept (with locations) and, on
         failure, written to ``reproducer_dir`` (a new temporary directory by
         default); the exception then says which ``dlvm-opt`` command replays it.
-        ``configure`` may set up the pass manager (timing, IR printing).
+        ``configure`` may set up the pass manager (timing, IR printing);
+        ``configure_nested`` sets up the pass managers that Python passes run
+        while this one runs (:func:`run_passes`, a pipeline run from a pass),
+        e.g. the same IR printing. A pipeline run from inside a Python pass
+        gets the outer run's ``configure_nested`` for both unless given its own.
         """
         op = module.operation
         snapshot = op.get_asm(enable_debug_info=True) if reproducer else None
+        outer = _nested_configure.get()
+        configure = outer if configure is None else configure
+        configure_nested = outer if configure_nested is None else configure_nested
         pm = self.build(op.context)
         pm.enable_verifier(verify_each)
         if configure is not None:
             configure(pm)
         _flush_std_streams()
+        token = _nested_configure.set(configure_nested)
         try:
             pm.run(op)
         except ir.MLIRError as err:
@@ -458,6 +506,7 @@ class Pipeline:
                 err.add_note(f"reproduce with: {repro.command()}")
             raise
         finally:
+            _nested_configure.reset(token)
             del pm  # a pass manager prints its timing report when destroyed
             _flush_std_streams()
 
@@ -501,7 +550,7 @@ def _canonical(element: _Element, steps: list[_Step]) -> str:
     """A top-level element as text; a Python pass shows its options normalized."""
     first = steps[0] if len(steps) == 1 else None
     if (
-        isinstance(first, _PythonStep)
+        isinstance(first, (_PythonStep, _Expansion))
         and isinstance(element, _PassRef)
         and first.instance.name == element.name
     ):
@@ -513,6 +562,36 @@ def _flush_std_streams() -> None:
     """Flush Python's buffers so that they interleave correctly with C++ output."""
     sys.stdout.flush()
     sys.stderr.flush()
+
+
+_nested_configure: contextvars.ContextVar[Callable[[PassManager], None] | None] = (
+    contextvars.ContextVar("dlvm_nested_configure", default=None)
+)
+"""``configure_nested`` of the ``Pipeline.run`` in progress (None outside one)."""
+
+
+def run_passes(module: ir.Module | ir.Operation | ir.OpView, pipeline: str) -> None:
+    """Run upstream passes (pipeline elements on ``builtin.module``) on ``module``, now.
+
+    The one way the back ends run MLIR passes from Python code: between
+    Python steps, or where a step decides at run time whether to run them.
+    Inside a ``Pipeline.run`` (from a Python pass, e.g. a step of
+    ``dlvm-cpu-pipeline`` in ``dlvm-opt``) the pass manager gets the outer
+    run's ``configure_nested``: ``--mlir-print-ir-after-all`` shows the IR
+    after each of these passes too, and their time is part of the Python
+    step's in ``--mlir-timing``. Raises ``ir.MLIRError`` if a pass fails.
+    """
+    operation = module.operation
+    with operation.context:
+        pm = PassManager.parse(f"{ROOT_OP}({pipeline})")
+        configure = _nested_configure.get()
+        if configure is not None:
+            configure(pm)
+            _flush_std_streams()
+        try:
+            pm.run(operation)
+        finally:
+            del pm
 
 
 def run_pipeline(

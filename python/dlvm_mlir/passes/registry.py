@@ -28,7 +28,7 @@ import pkgutil
 import re
 import sys
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, TypeVar
@@ -108,6 +108,24 @@ class ModulePass(ABC):
     @abstractmethod
     def run(self, module: ir.Operation) -> None:
         """Transform ``module`` in place."""
+
+    def expand(self) -> Sequence[str | ModulePass] | None:
+        """The steps this pass runs as in a pass manager, or None (the default): itself.
+
+        A pass made of upstream passes and Python steps (the back ends'
+        pipelines) returns them in order: pipeline text for upstream passes,
+        ModulePass instances (e.g. :class:`dlvm_mlir.passes.steps.StepPass`)
+        for the Python steps. ``Pipeline.build`` then adds each as a pass of
+        its own, so that MLIR's instrumentation (``--mlir-timing``,
+        ``--mlir-print-ir-after-all``) sees every one. The steps must do what
+        ``run`` does.
+        """
+        return None
+
+    @property
+    def display_name(self) -> str:
+        """The name MLIR shows for this pass (timing report, IR dumps): the class name."""
+        return type(self).__name__
 
     def emit_error(
         self, at: ir.Operation | ir.OpView | ir.Location, message: str

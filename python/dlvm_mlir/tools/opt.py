@@ -103,6 +103,7 @@ FLAGS = (
     ),
     Flag("mlir-print-ir-before-all", "Print the IR before each pass"),
     Flag("mlir-print-ir-after-all", "Print the IR after each pass"),
+    Flag("mlir-print-ir-after-change", "With --mlir-print-ir-after-all: only when the pass changed it"),
     Flag("mlir-print-ir-after-failure", "Print the IR after a pass fails"),
     Flag("mlir-print-debuginfo", "Print locations in the output"),
     Flag("mlir-print-generic-op-form", "Print operations in generic form"),
@@ -142,6 +143,7 @@ class Config:
     reproducer_dir: str | None = None
     print_ir_before_all: bool = False
     print_ir_after_all: bool = False
+    print_ir_after_change: bool = False
     print_ir_after_failure: bool = False
     print_debuginfo: bool = False
     print_generic: bool = False
@@ -168,6 +170,7 @@ _BOOL_FIELDS = {
     "dump-pass-pipeline": "dump_pass_pipeline",
     "mlir-print-ir-before-all": "print_ir_before_all",
     "mlir-print-ir-after-all": "print_ir_after_all",
+    "mlir-print-ir-after-change": "print_ir_after_change",
     "mlir-print-ir-after-failure": "print_ir_after_failure",
     "mlir-print-debuginfo": "print_debuginfo",
     "mlir-print-generic-op-form": "print_generic",
@@ -390,6 +393,7 @@ class Driver:
                 reproducer=report_failure,
                 reproducer_dir=self._reproducer_dir(index),
                 configure=self._instrument,
+                configure_nested=self._print_ir,
             )
         except PassPipelineFailure as failure:
             if report_failure:
@@ -403,17 +407,30 @@ class Driver:
             return self.config.reproducer_dir
         return str(Path(self.config.reproducer_dir) / f"part-{index}")
 
-    def _instrument(self, pm: PassManager) -> None:
+    def _print_ir(self, pm: PassManager) -> None:
+        """IR printing, also for the pass managers that Python passes run
+        (``run_passes``: a back-end step that runs passes only when needed)."""
         config = self.config
         if config.prints_ir:
             pm.enable_ir_printing(
                 print_before_all=config.print_ir_before_all,
                 print_after_all=config.print_ir_after_all,
+                print_after_change=config.print_ir_after_change,
                 print_after_failure=config.print_ir_after_failure,
                 enable_debug_info=config.print_debuginfo,
                 print_generic_op_form=config.print_generic,
                 large_elements_limit=config.elide_elements_limit,
             )
+
+    def _instrument(self, pm: PassManager) -> None:
+        """IR printing, timing and statistics of the pass manager running the pipeline.
+
+        A pass that expands into steps (``dlvm-cpu-pipeline``,
+        ``dlvm-gpu-pipeline``) is one pass of it per step, so the timing
+        report lists each step and upstream pass of the back end.
+        """
+        config = self.config
+        self._print_ir(pm)
         if config.timing:
             pm.enable_timing()
         if config.statistics:

@@ -2,23 +2,34 @@
 
 * :data:`FRONT_OPTIONS` / :func:`to_linalg` - the target-independent front half
   (:mod:`dlvm_mlir.stages`, the same stages and options as ``dlvm_mlir.compile``);
+* :func:`stage_passes` - a back end's stages (lists of
+  :mod:`~dlvm_mlir.passes.steps`) as the steps a pass expands into
+  (``ModulePass.expand``): upstream passes as pipeline text, each Python
+  step a :class:`~dlvm_mlir.passes.StepPass` named ``<Pass>.<stage>`` or
+  ``<Pass>.<stage>/<step>``, so that ``--mlir-timing`` and
+  ``--mlir-print-ir-after-all`` see each;
 * :func:`run_in_private_context` / :func:`replace_contents` - run Python
-  stages on a copy of the module in a fresh context.  The stages run nested
-  pass managers whose passes add dialect extensions to the context, which
-  MLIR forbids while the outer pass manager (dlvm-opt's) runs; the result
-  then replaces the module's contents;
+  stages on a copy of the module in a fresh context, for a pass that runs
+  as itself (``run``) rather than as its steps: there the stages' own pass
+  managers may add dialect extensions to the context (``convert-to-llvm``
+  does), which MLIR forbids while an outer pass manager runs; the result
+  then replaces the module's contents.  Expanded, the passes that need
+  extensions are steps of the outer pass manager, which loads them before
+  it starts;
 * :func:`report_failure` - a stage's exception as MLIR errors at the
   original locations (no traceback).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from mlir import ir
 
+from dlvm_mlir.backend.runtime import ExecutionError
+from dlvm_mlir.crash_guard import report_stage
 from dlvm_mlir.errors import Diagnostic, DiagnosticError, SourceLocation
-from dlvm_mlir.passes import ModulePass, Option
+from dlvm_mlir.passes import Call, ModulePass, Option, Passes, Step, StepPass
 from dlvm_mlir.stages import FrontOptions, run_front_stages
 from dlvm_mlir.transforms.checkpoint import POLICIES
 
@@ -28,6 +39,7 @@ __all__ = [
     "replace_contents",
     "report_failure",
     "run_in_private_context",
+    "stage_passes",
     "to_linalg",
 ]
 
@@ -90,6 +102,53 @@ def _at(module: ir.Operation, where: SourceLocation | None) -> ir.Operation | ir
     if where is None:
         return module
     return ir.Location.file(where.filename, where.line, where.column, context=module.context)
+
+
+def stage_passes(
+    pass_: ModulePass, kind: str, stages: Sequence[tuple[str, Sequence[Step]]]
+) -> list[str | ModulePass]:
+    """``stages`` (name, steps) as what ``pass_.expand()`` returns.
+
+    A Python step is named ``<class of pass_>.<stage>`` (``CpuPipeline.fuse``)
+    or, when its name differs from the stage's, ``<class>.<stage>/<step>``
+    (``<class>.<step>`` for the one stage "" of a pass without stages).
+    An exception in a step becomes errors as from :func:`report_failure`
+    (``<pass>: <kind> pipeline stage '<stage>' failed: ...``, as the stage
+    functions of the back ends report it; ``kind`` is "CPU" or "GPU");
+    the front stage ``linalg`` reports its exception as it is.
+    """
+    items: list[str | ModulePass] = []
+    for stage, steps in stages:
+        for step in steps:
+            if isinstance(step, Passes):
+                items.append(step.text)
+                continue
+            assert isinstance(step, Call)
+            if not stage:  # a pass without stages
+                where = step.name
+            else:
+                where = stage if step.name == stage else f"{stage}/{step.name}"
+            items.append(
+                StepPass(
+                    f"{type(pass_).__name__}.{where}",
+                    pass_.name,
+                    step.fn,
+                    on_error=_stage_failure(pass_.name, kind, stage),
+                    before=lambda where=f"{kind} {stage}".rstrip(): report_stage(where),
+                )
+            )
+    return items
+
+
+def _stage_failure(what: str, kind: str, stage: str) -> Callable[[ModulePass, ir.Operation, Exception], None]:
+    def report(step: ModulePass, module: ir.Operation, exc: Exception) -> None:
+        if stage not in ("", "linalg") and not isinstance(exc, ExecutionError):
+            wrapped = ExecutionError(f"{kind} pipeline stage '{stage}' failed: {exc}")
+            wrapped.__cause__ = exc
+            exc = wrapped
+        report_failure(step, module, what, exc)
+
+    return report
 
 
 FRONT_OPTIONS = (

@@ -27,6 +27,14 @@ JIT binds; docs/cpu.md).
 
 Tile sizes follow the host CPU (SIMD width, caches) unless ``vector-bits``
 fixes the SIMD width, which makes the output the same on every machine.
+
+In a pass manager the pass is its stages' steps (``expand``): every upstream
+pass of a stage is a pass of that pass manager, and every Python step one
+named ``CpuPipeline.<stage>`` or ``CpuPipeline.<stage>/<step>``, so
+``dlvm-opt --mlir-timing`` times each and ``--mlir-print-ir-after-all``
+prints the IR after each (passes that a step runs only when needed, e.g.
+``canonicalize,cse`` after math approximations, are printed too and timed
+as part of their step).
 """
 
 from __future__ import annotations
@@ -35,16 +43,25 @@ from dataclasses import replace
 
 from mlir import ir
 
-from dlvm_mlir.backend.cpu import STAGE_NAMES, CpuOptions, lower_to_llvm_cpu
+from collections.abc import Sequence
+
+from dlvm_mlir.backend.cpu import (
+    CPU_STAGE_STEPS,
+    STAGE_NAMES,
+    CpuOptions,
+    entry_point_signatures,
+    lower_to_llvm_cpu,
+)
 from dlvm_mlir.backend.options import default_threads
 from dlvm_mlir.backend.target import CpuTarget, host_target
-from dlvm_mlir.passes import ModulePass, Option, PassError, register_pass
+from dlvm_mlir.passes import Call, ModulePass, Option, PassError, Step, register_pass
 from dlvm_mlir.transforms._lowering import (
     FRONT_OPTIONS,
     front_options,
     replace_contents,
     report_failure,
     run_in_private_context,
+    stage_passes,
     to_linalg,
 )
 
@@ -102,12 +119,15 @@ class CpuPipeline(ModulePass):
         Option("stop-at", str, "to-llvm", "stop after this stage", choices=STOP_POINTS),
     )
 
-    def run(self, module: ir.Operation) -> None:
+    def _problem(self) -> str | None:
         if not 1 <= self.threads <= 1024:
-            raise PassError(f"threads must be in [1, 1024], got {self.threads}", at=module)
+            return f"threads must be in [1, 1024], got {self.threads}"
         if self.vector_bits not in VECTOR_BITS:
-            raise PassError(f"vector-bits must be 0 (host), 128, 256 or 512, got {self.vector_bits}", at=module)
-        options = cpu_options(
+            return f"vector-bits must be 0 (host), 128, 256 or 512, got {self.vector_bits}"
+        return None
+
+    def _options(self) -> CpuOptions:
+        return cpu_options(
             threads=self.threads,
             vectorize=self.vectorize,
             fuse=self.fuse,
@@ -118,6 +138,34 @@ class CpuPipeline(ModulePass):
             caching_allocator=self.caching_allocator,
         )
 
+    def expand(self) -> Sequence[str | ModulePass] | None:
+        """The front stage, then each back-end stage's steps up to ``stop-at``
+        (bad options: None, and ``run`` reports them)."""
+        if self._problem() is not None:
+            return None
+        options = self._options()
+        front = front_options(self)
+        lowering = self.stop_at != "linalg"
+
+        def linalg(module: ir.OpView) -> None:
+            to_linalg(module, front)
+            if lowering:  # entry points the runtime cannot call are errors (as in lower_to_llvm_cpu)
+                entry_point_signatures(module)
+
+        stages: list[tuple[str, list[Step]]] = [("linalg", [Call("linalg", linalg)])]
+        for name, steps in CPU_STAGE_STEPS if lowering else ():
+            stages.append((name, steps(options)))
+            if name == self.stop_at:
+                break
+        return stage_passes(self, "CPU", stages)
+
+    def run(self, module: ir.Operation) -> None:
+        """The whole pipeline as one pass, on a copy in a private context
+        (a pass manager runs the steps of ``expand`` instead)."""
+        problem = self._problem()
+        if problem is not None:
+            raise PassError(problem, at=module)
+        options = self._options()
         front = front_options(self)
 
         def stages(work: ir.Module) -> None:

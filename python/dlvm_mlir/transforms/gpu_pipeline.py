@@ -17,21 +17,31 @@ generated IR.  The stages (see :mod:`dlvm_mlir.backend.gpu` and docs/gpu.md)::
 ``stop-at=<stage>`` prints the IR after that stage, e.g.
 ``dlvm-opt --dlvm-gpu-pipeline='stop-at=map'`` for the tiled ``gpu.launch``
 ops or ``stop-at=outline`` for the kernels as ``gpu.func``.
+
+In a pass manager the pass is its stages' steps (``expand``, as
+``dlvm-cpu-pipeline``): upstream passes are passes of that pass manager and
+Python steps are named ``GpuPipeline.<stage>`` or ``GpuPipeline.<stage>/<step>``,
+so ``--mlir-timing`` and ``--mlir-print-ir-after-all`` see each.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from mlir import ir
 
-from dlvm_mlir.backend.gpu import GPU_STAGE_NAMES, GpuOptions, lower_to_gpu
+from dlvm_mlir.backend.cpu import entry_point_signatures
+from dlvm_mlir.backend.gpu import GPU_STAGE_NAMES, GpuOptions, gpu_stage_steps, lower_to_gpu
 from dlvm_mlir.backend.gpu_schedule import GpuScheduleOptions
-from dlvm_mlir.passes import ModulePass, Option, PassError, register_pass
+from dlvm_mlir.backend.runtime import FunctionSignature
+from dlvm_mlir.passes import Call, ModulePass, Option, PassError, Step, register_pass
 from dlvm_mlir.transforms._lowering import (
     FRONT_OPTIONS,
     front_options,
     replace_contents,
     report_failure,
     run_in_private_context,
+    stage_passes,
     to_linalg,
 )
 
@@ -59,14 +69,17 @@ class GpuPipeline(ModulePass):
         Option("fuse", bool, True, "fuse elementwise producers into consumers and reductions"),
     )
 
-    def run(self, module: ir.Operation) -> None:
+    def _problem(self) -> str | None:
         if self.opt_level not in range(4):
-            raise PassError(f"opt-level must be 0..3, got {self.opt_level}", at=module)
+            return f"opt-level must be 0..3, got {self.opt_level}"
         if not self.chip.startswith("sm_"):
-            raise PassError(f"chip must look like sm_90, got '{self.chip}'", at=module)
+            return f"chip must look like sm_90, got '{self.chip}'"
         if not 1 <= self.block_threads <= 1024:
-            raise PassError(f"block-threads must be in [1, 1024], got {self.block_threads}", at=module)
-        options = GpuOptions(
+            return f"block-threads must be in [1, 1024], got {self.block_threads}"
+        return None
+
+    def _options(self) -> GpuOptions:
+        return GpuOptions(
             chip=self.chip,
             features=self.features,
             opt_level=self.opt_level,
@@ -77,8 +90,36 @@ class GpuPipeline(ModulePass):
                 split_reductions=self.split_reductions,
             ),
         )
-        # on a copy in a private context: see dlvm_mlir.transforms._lowering
 
+    def expand(self) -> Sequence[str | ModulePass] | None:
+        """The front stage, then each back-end stage's steps up to ``stop-at``
+        (bad options: None, and ``run`` reports them)."""
+        if self._problem() is not None:
+            return None
+        options = self._options()
+        front = front_options(self)
+        lowering = self.stop_at != "linalg"
+        signatures: list[FunctionSignature] = []
+
+        def linalg(module: ir.OpView) -> None:
+            to_linalg(module, front)
+            if lowering:  # taken before entry-points, for the host stage (as in lower_to_gpu)
+                signatures[:] = entry_point_signatures(module)
+
+        stages: list[tuple[str, list[Step]]] = [("linalg", [Call("linalg", linalg)])]
+        for name, steps in gpu_stage_steps(options, lambda: signatures) if lowering else ():
+            stages.append((name, steps))
+            if name == self.stop_at:
+                break
+        return stage_passes(self, "GPU", stages)
+
+    def run(self, module: ir.Operation) -> None:
+        """The whole pipeline as one pass, on a copy in a private context
+        (a pass manager runs the steps of ``expand`` instead)."""
+        problem = self._problem()
+        if problem is not None:
+            raise PassError(problem, at=module)
+        options = self._options()
         front = front_options(self)
 
         def stages(work: ir.Module) -> None:

@@ -5,6 +5,11 @@
 // PRINT: // -----// IR Dump After Canonicalizer (canonicalize) //----- //
 // PRINT-NOT: arith.addi
 
+// RUN: dlvm-opt %s --canonicalize --cse --mlir-print-ir-after-all --mlir-print-ir-after-change -o /dev/null 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=CHANGE
+// CHANGE: // -----// IR Dump After Canonicalizer (canonicalize) //----- //
+// CHANGE-NOT: IR Dump After CSE
+
 // RUN: dlvm-opt %s --load-pass-plugin=%S/Inputs/test_passes.py --test-annotate --mlir-print-ir-after-all -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=PYTHON-PASS
 // PYTHON-PASS: // -----// IR Dump After TestAnnotate (test-annotate) //----- //
