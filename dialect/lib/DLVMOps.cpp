@@ -11,6 +11,7 @@
 #include "llvm/Support/CheckedArithmetic.h"
 
 #include <cmath>
+#include <functional>
 
 using namespace mlir;
 using namespace mlir::dlvm;
@@ -101,14 +102,27 @@ static LogicalResult pushTensor(std::optional<Location> loc, ArrayRef<int64_t> s
   return success();
 }
 
+/// A dlvm integer element type: signless, or unsigned of 8 to 64 bits.
+static bool isDLVMInteger(Type t) {
+  auto i = dyn_cast<IntegerType>(t);
+  return i && (i.isSignless() || (i.isUnsigned() && llvm::is_contained({8u, 16u, 32u, 64u}, i.getWidth())));
+}
+
+/// True if the elements of `t` (a tensor or element type) are unsigned
+/// integers, which order, divide and convert as unsigned.
+static bool isUnsignedElement(Type t) {
+  auto i = dyn_cast<IntegerType>(getElementTypeOrSelf(t));
+  return i && i.isUnsigned();
+}
+
 /// Checks a `dtype` attribute: a dlvm element type (f16, bf16, f32, f64 or,
 /// unless `floatOnly`, a signless integer).
 static LogicalResult checkDtype(std::optional<Location> loc, Type dtype, bool floatOnly) {
   bool ok = dtype && (isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(dtype) ||
-                      (!floatOnly && dtype.isSignlessInteger()));
+                      (!floatOnly && isDLVMInteger(dtype)));
   if (!ok)
     return emitOptionalError(loc, "attribute 'dtype' failed to satisfy constraint: expected ",
-                             floatOnly ? "f16, bf16, f32 or f64" : "f16, bf16, f32, f64 or a signless integer type",
+                             floatOnly ? "f16, bf16, f32 or f64" : "f16, bf16, f32, f64, a signless integer type or ui8/ui16/ui32/ui64",
                              ", got ", dtype);
   return success();
 }
@@ -296,6 +310,7 @@ foldBinaryInt(Attribute lhs, Attribute rhs, Type resultType,
 }
 
 using IntFn = llvm::function_ref<std::optional<APInt>(const APInt &, const APInt &)>;
+using IntFnStorage = std::function<std::optional<APInt>(const APInt &, const APInt &)>;
 
 /// Folds a binary op on constant operands: `floatFn` for float elements,
 /// `intFn` (may be null) for integer elements.
@@ -313,9 +328,11 @@ static OpFoldResult foldBinary(Attribute lhs, Attribute rhs, Type resultType,
 /// never undefined. x / 0 is -1 (all bits set); MIN / -1 wraps to MIN. `floor`
 /// rounds the quotient toward -inf, otherwise toward zero. On i1 (one bit:
 /// MIN == -1 == true) this gives x / true == x and x / false == true.
-static APInt xlaDiv(const APInt &x, const APInt &y, bool floor) {
+static APInt xlaDiv(const APInt &x, const APInt &y, bool floor, bool isUnsigned) {
   if (y.isZero())
     return APInt::getAllOnes(x.getBitWidth());
+  if (isUnsigned) // floor and truncation agree
+    return x.udiv(y);
   if (x.isMinSignedValue() && y.isAllOnes())
     return x;
   return floor ? llvm::APIntOps::RoundingSDiv(x, y, APInt::Rounding::DOWN) : x.sdiv(y);
@@ -324,9 +341,11 @@ static APInt xlaDiv(const APInt &x, const APInt &y, bool floor) {
 /// Floored remainder (the sign of y) as XLA's rem extended to flooring:
 /// x mod 0 is x, MIN mod -1 is 0, so x == floor_div(x, y) * y + mod(x, y)
 /// holds for every pair.
-static APInt xlaMod(const APInt &x, const APInt &y) {
+static APInt xlaMod(const APInt &x, const APInt &y, bool isUnsigned) {
   if (y.isZero())
     return x;
+  if (isUnsigned)
+    return x.urem(y);
   if (y.isAllOnes())
     return APInt::getZero(x.getBitWidth());
   APInt r = x.srem(y);
@@ -335,8 +354,12 @@ static APInt xlaMod(const APInt &x, const APInt &y) {
   return r;
 }
 
-static std::optional<APInt> truncatingDiv(const APInt &x, const APInt &y) {
-  return xlaDiv(x, y, /*floor=*/false);
+/// Truncating integer division on elements of `type` (unsigned or signed).
+static IntFnStorage truncatingDiv(Type type) {
+  bool u = isUnsignedElement(type);
+  return [u](const APInt &x, const APInt &y) -> std::optional<APInt> {
+    return xlaDiv(x, y, /*floor=*/false, u);
+  };
 }
 
 /// True if `attr` is a splat constant equal to `value`.
@@ -365,9 +388,9 @@ static bool isSplatZero(Attribute attr, bool negativeFloat) {
 }
 
 /// The order of integer elements: signed, except i1, a boolean with
-/// false < true (as numpy and JAX order booleans).
-static bool lessThan(const APInt &x, const APInt &y) {
-  return x.getBitWidth() == 1 ? x.ult(y) : x.slt(y);
+/// false < true (as numpy and JAX order booleans), and the unsigned types.
+static bool lessThan(const APInt &x, const APInt &y, bool isUnsigned) {
+  return isUnsigned || x.getBitWidth() == 1 ? x.ult(y) : x.slt(y);
 }
 
 static double floorMod(double x, double y) {
@@ -412,14 +435,6 @@ static Value foldIdempotent(Value operand) {
   return {};
 }
 
-OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
-  if (Value v = foldInvolution<NegOp>(getOperand()))
-    return v;
-  if (auto attr = dyn_cast_or_null<DenseIntElementsAttr>(adaptor.getOperand()))
-    if (attr.isSplat())
-      return DenseElementsAttr::get(attr.getType(), -attr.getSplatValue<APInt>());
-  return foldUnaryFloat(adaptor.getOperand(), [](double x) { return -x; });
-}
 /// Folds a unary integer op on a constant operand with `fn`.
 static Attribute foldUnaryInt(Attribute operand,
                               llvm::function_ref<APInt(const APInt &)> fn) {
@@ -436,6 +451,13 @@ static Attribute foldUnaryInt(Attribute operand,
   return DenseElementsAttr::get(attr.getType(), values);
 }
 
+OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
+  if (Value v = foldInvolution<NegOp>(getOperand()))
+    return v;
+  if (Attribute r = foldUnaryInt(adaptor.getOperand(), [](const APInt &x) { return -x; }))
+    return r;
+  return foldUnaryFloat(adaptor.getOperand(), [](double x) { return -x; });
+}
 /// True if `v` is a tensor of i1 (on which relu, abs and sign are the identity).
 static bool isBoolTensor(Value v) { return tensorOf(v).getElementType().isInteger(1); }
 
@@ -447,7 +469,7 @@ OpFoldResult NotOp::fold(FoldAdaptor adaptor) {
 OpFoldResult AbsOp::fold(FoldAdaptor adaptor) {
   if (Value v = foldIdempotent<AbsOp>(getOperand()))
     return v;
-  if (isBoolTensor(getOperand()))
+  if (isBoolTensor(getOperand()) || isUnsignedElement(getType()))
     return getOperand();
   if (Attribute r = foldUnaryInt(adaptor.getOperand(), [](const APInt &x) { return x.abs(); }))
     return r;
@@ -456,7 +478,7 @@ OpFoldResult AbsOp::fold(FoldAdaptor adaptor) {
 OpFoldResult ReluOp::fold(FoldAdaptor adaptor) {
   if (Value v = foldIdempotent<ReluOp>(getOperand()))
     return v;
-  if (isBoolTensor(getOperand())) // max(x, false) with false < true
+  if (isBoolTensor(getOperand()) || isUnsignedElement(getType())) // max(x, 0) with 0 the least
     return getOperand();
   if (Attribute r = foldUnaryInt(adaptor.getOperand(), [](const APInt &x) {
         return x.isNegative() ? APInt::getZero(x.getBitWidth()) : x;
@@ -471,9 +493,10 @@ OpFoldResult SignOp::fold(FoldAdaptor adaptor) {
     return v;
   if (isBoolTensor(getOperand()))
     return getOperand();
-  if (Attribute r = foldUnaryInt(adaptor.getOperand(), [](const APInt &x) {
+  bool u = isUnsignedElement(getType());
+  if (Attribute r = foldUnaryInt(adaptor.getOperand(), [u](const APInt &x) {
         unsigned w = x.getBitWidth();
-        return x.isNegative() ? APInt::getAllOnes(w) : APInt(w, x.isZero() ? 0 : 1);
+        return !u && x.isNegative() ? APInt::getAllOnes(w) : APInt(w, x.isZero() ? 0 : 1);
       }))
     return r;
   return foldUnaryFloat(adaptor.getOperand(), [](double x) {
@@ -639,7 +662,7 @@ OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
       return r;
   return foldBinary(adaptor.getLhs(), adaptor.getRhs(), getType(),
                     [](double x, double y) { return x / y; },
-                    truncatingDiv);
+                    truncatingDiv(getType()));
 }
 OpFoldResult TruncDivOp::fold(FoldAdaptor adaptor) {
   if (isSplatOf(adaptor.getRhs(), 1.0) && !isFloatTensor(getLhs()))
@@ -647,28 +670,30 @@ OpFoldResult TruncDivOp::fold(FoldAdaptor adaptor) {
       return r;
   return foldBinary(adaptor.getLhs(), adaptor.getRhs(), getType(),
                     [](double x, double y) { return std::trunc(x / y); },
-                    truncatingDiv);
+                    truncatingDiv(getType()));
 }
 OpFoldResult FloorDivOp::fold(FoldAdaptor adaptor) {
   return foldBinary(adaptor.getLhs(), adaptor.getRhs(), getType(),
                     [](double x, double y) { return std::floor(x / y); },
-                    [](const APInt &x, const APInt &y) -> std::optional<APInt> {
-                      return xlaDiv(x, y, /*floor=*/true);
+                    [u = isUnsignedElement(getType())](const APInt &x, const APInt &y) -> std::optional<APInt> {
+                      return xlaDiv(x, y, /*floor=*/true, u);
                     });
 }
 OpFoldResult ModOp::fold(FoldAdaptor adaptor) {
   if (Attribute r = foldBinaryFloat(adaptor.getLhs(), adaptor.getRhs(), getType(), floorMod))
     return r;
   return foldBinaryInt(adaptor.getLhs(), adaptor.getRhs(), getType(),
-                       [](const APInt &x, const APInt &y) -> std::optional<APInt> {
-                         return xlaMod(x, y);
+                       [u = isUnsignedElement(getType())](const APInt &x, const APInt &y) -> std::optional<APInt> {
+                         return xlaMod(x, y, u);
                        });
 }
 /// Truncated remainder (the sign of x) as XLA's rem: x rem 0 is x, MIN rem
 /// -1 is 0, so x == trunc_div(x, y) * y + rem(x, y) wherever y != 0.
-static APInt xlaRem(const APInt &x, const APInt &y) {
+static APInt xlaRem(const APInt &x, const APInt &y, bool isUnsigned) {
   if (y.isZero())
     return x;
+  if (isUnsigned)
+    return x.urem(y);
   if (y.isAllOnes())
     return APInt::getZero(x.getBitWidth());
   return x.srem(y);
@@ -676,8 +701,8 @@ static APInt xlaRem(const APInt &x, const APInt &y) {
 OpFoldResult RemOp::fold(FoldAdaptor adaptor) {
   return foldBinary(adaptor.getLhs(), adaptor.getRhs(), getType(),
                     [](double x, double y) { return std::fmod(x, y); },
-                    [](const APInt &x, const APInt &y) -> std::optional<APInt> {
-                      return xlaRem(x, y);
+                    [u = isUnsignedElement(getType())](const APInt &x, const APInt &y) -> std::optional<APInt> {
+                      return xlaRem(x, y, u);
                     });
 }
 OpFoldResult Atan2Op::fold(FoldAdaptor adaptor) {
@@ -728,8 +753,8 @@ OpFoldResult MinOp::fold(FoldAdaptor adaptor) {
           return llvm::minimum(x, y);
         });
   return foldBinaryInt(adaptor.getLhs(), adaptor.getRhs(), getType(),
-                       [](const APInt &x, const APInt &y) -> std::optional<APInt> {
-                         return lessThan(x, y) ? x : y;
+                       [u = isUnsignedElement(getType())](const APInt &x, const APInt &y) -> std::optional<APInt> {
+                         return lessThan(x, y, u) ? x : y;
                        });
 }
 OpFoldResult MaxOp::fold(FoldAdaptor adaptor) {
@@ -743,8 +768,8 @@ OpFoldResult MaxOp::fold(FoldAdaptor adaptor) {
           return llvm::maximum(x, y);
         });
   return foldBinaryInt(adaptor.getLhs(), adaptor.getRhs(), getType(),
-                       [](const APInt &x, const APInt &y) -> std::optional<APInt> {
-                         return lessThan(y, x) ? x : y;
+                       [u = isUnsignedElement(getType())](const APInt &x, const APInt &y) -> std::optional<APInt> {
+                         return lessThan(y, x, u) ? x : y;
                        });
 }
 OpFoldResult AndOp::fold(FoldAdaptor adaptor) {
@@ -796,10 +821,11 @@ OpFoldResult CmpOp::fold(FoldAdaptor adaptor) {
                                      : c == APFloat::cmpEqual ? 0 : 1);
           return APInt(1, r);
         });
+  bool u = isUnsignedElement(getLhs().getType());
   return foldBroadcastBinary<APInt, APInt>(
       adaptor.getLhs(), adaptor.getRhs(), type,
       [&](const APInt &x, const APInt &y) -> std::optional<APInt> {
-        return APInt(1, compare(p, lessThan(x, y) ? -1 : (x == y ? 0 : 1)));
+        return APInt(1, compare(p, lessThan(x, y, u) ? -1 : (x == y ? 0 : 1)));
       });
 }
 
@@ -833,8 +859,9 @@ OpFoldResult ClampOp::fold(FoldAdaptor adaptor) {
         type, llvm::minimum(llvm::maximum(x.getSplatValue<APFloat>(), lo.getSplatValue<APFloat>()),
                             hi.getSplatValue<APFloat>()));
   APInt v = x.getSplatValue<APInt>(), l = lo.getSplatValue<APInt>(), h = hi.getSplatValue<APInt>();
-  v = lessThan(v, l) ? l : v;
-  return DenseElementsAttr::get(type, lessThan(h, v) ? h : v);
+  bool u = isUnsignedElement(type);
+  v = lessThan(v, l, u) ? l : v;
+  return DenseElementsAttr::get(type, lessThan(h, v, u) ? h : v);
 }
 
 OpFoldResult SelectOp::fold(FoldAdaptor adaptor) {
@@ -1875,7 +1902,7 @@ static Attribute castFloat(APFloat v, Type to) {
     return IntegerAttr::get(to, APInt(1, !v.isZero()));
   if (v.isNaN())
     return IntegerAttr::get(to, APInt::getZero(width));
-  APSInt r(width, /*isUnsigned=*/false);
+  APSInt r(width, /*isUnsigned=*/cast<IntegerType>(to).isUnsigned());
   bool exact;
   // APFloat saturates out-of-range values (status opInvalidOp).
   (void)v.convertToInteger(r, APFloat::rmTowardZero, &exact);
@@ -1887,13 +1914,14 @@ static Attribute castFloat(APFloat v, Type to) {
 /// goes through f32 (two roundings, as compiled code, the interpreter and
 /// XLA compute it); to a narrower integer wraps (keeps the low bits); to i1
 /// is `x != 0`.
-static Attribute castInt(const APInt &v, Type to) {
+static Attribute castInt(const APInt &v, Type to, bool fromUnsigned) {
   bool isBool = v.getBitWidth() == 1;
+  bool zeroExtends = isBool || fromUnsigned;
   if (auto toF = dyn_cast<FloatType>(to)) {
     const llvm::fltSemantics &sem =
         isa<BFloat16Type>(to) ? APFloat::IEEEsingle() : toF.getFloatSemantics();
     APFloat f(sem);
-    (void)f.convertFromAPInt(v, /*IsSigned=*/!isBool, APFloat::rmNearestTiesToEven);
+    (void)f.convertFromAPInt(v, /*IsSigned=*/!zeroExtends, APFloat::rmNearestTiesToEven);
     bool lost;
     (void)f.convert(toF.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
     return FloatAttr::get(to, f);
@@ -1901,7 +1929,7 @@ static Attribute castInt(const APInt &v, Type to) {
   unsigned width = cast<IntegerType>(to).getWidth();
   if (width == 1)
     return IntegerAttr::get(to, APInt(1, !v.isZero()));
-  return IntegerAttr::get(to, isBool ? v.zext(width) : v.sextOrTrunc(width));
+  return IntegerAttr::get(to, zeroExtends ? v.zextOrTrunc(width) : v.sextOrTrunc(width));
 }
 
 OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
@@ -1922,11 +1950,12 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
       for (APFloat v : attr.getValues<APFloat>())
         elements.push_back(castFloat(v, to));
   } else {
+    bool u = isUnsignedElement(attr.getElementType());
     if (attr.isSplat())
-      elements.push_back(castInt(attr.getSplatValue<APInt>(), to));
+      elements.push_back(castInt(attr.getSplatValue<APInt>(), to, u));
     else
       for (APInt v : attr.getValues<APInt>())
-        elements.push_back(castInt(v, to));
+        elements.push_back(castInt(v, to, u));
   }
   if (attr.isSplat())
     return DenseElementsAttr::get(type, elements.front());
@@ -1949,9 +1978,14 @@ LogicalResult BitcastOp::inferReturnTypes(MLIRContext *, std::optional<Location>
   return pushTensor(loc, t.getShape(), to, results);
 }
 
-OpFoldResult BitcastOp::fold(FoldAdaptor) {
+OpFoldResult BitcastOp::fold(FoldAdaptor adaptor) {
   if (getType() == getOperand().getType())
     return getOperand();
+  // Constants: the same bits with the new element type (widths match, the
+  // verifier checked); i1 has no other type of its width.
+  if (auto attr = dyn_cast_or_null<DenseIntOrFPElementsAttr>(adaptor.getOperand()))
+    if (attr.getElementType().getIntOrFloatBitWidth() > 1)
+      return attr.bitcast(getType().getElementType());
   if (auto inner = getOperand().getDefiningOp<BitcastOp>()) {
     if (inner.getOperand().getType() == getType())
       return inner.getOperand();

@@ -922,3 +922,33 @@ def test_sort_and_top_k_gradients_match_finite_differences():
             minus[which].flat[flat] -= 1e-6
             fd = (ref(*plus) - ref(*minus)) / 2e-6
             assert grads[which].flat[flat] == pytest.approx(fd, rel=1e-6, abs=1e-9)
+
+
+def test_unsigned_dtypes_compute_as_unsigned():
+    """dl.ui8 ... dl.ui64 are numpy's uint8 ... uint64: wrapping arithmetic, unsigned
+    division and order, constants checked against the type's range."""
+    @dl.function
+    def f(x, y):
+        return (x + 250) // y, x > y, dl.maximum(x, y), x.astype(dl.f64)
+
+    x = np.array([1, 10, 200, 255], np.uint8)
+    y = np.array([3, 0, 201, 128], np.uint8)
+    q, gt, mx, asf = f(x, y)
+    wrapped = (x.astype(np.int64) + 250) & 0xFF
+    np.testing.assert_array_equal(q, np.where(y == 0, 255, wrapped // np.maximum(y, 1)).astype(np.uint8))
+    np.testing.assert_array_equal(gt, x > y)
+    np.testing.assert_array_equal(mx, np.maximum(x, y))
+    np.testing.assert_array_equal(asf, x.astype(np.float64))
+    assert q.dtype == np.uint8
+
+    big = np.array([2**64 - 1, 2**63], np.uint64)
+    @dl.function
+    def g(v):
+        return dl.minimum(v, 2**64 - 2)
+    np.testing.assert_array_equal(g(big), np.array([2**64 - 2, 2**63], np.uint64))
+
+    @dl.function
+    def h(v):
+        return v + (-1)
+    with pytest.raises(dl.DTypeError, match="does not fit element type ui8"):
+        h(x)

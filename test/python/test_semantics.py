@@ -6,6 +6,10 @@ values, written out here independently of all three.
 - Integer division never traps (XLA): x / 0 = -1, x mod 0 = x, MIN / -1 = MIN, MIN mod -1 = 0.
 - float -> int casts truncate and saturate, NaN -> 0; int -> narrower int wraps.
 - Float min/max propagate NaN.
+- Unsigned integers (ui8 ... ui64) order, divide (x / 0 = MAX, x mod 0 = x), convert
+  (zero-extend; float -> unsigned saturates to [0, MAX], NaN -> 0) as unsigned; the
+  bitwise ops, wrapping add/sub/mul and shift_right_arithmetic (the top bit fills) are
+  those of the same bits.
 - Derivatives at kinks and ties follow JAX: abs'(0) = 1, relu'(0) = 0, max/min ties give
   half to each operand, reduce max/min share equally, reduce_window max goes to the first
   maximal element of each window.
@@ -19,6 +23,7 @@ tile, above it (with a remainder), and above the CPU back end's thread split
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 
 import numpy as np
@@ -28,12 +33,14 @@ from mlir import ir, passmanager
 import dlvm_mlir
 from dlvm_mlir import interpreter
 from dlvm_mlir.ad.synthesis import differentiate
+from dlvm_mlir.errors import DLVMError
 from dlvm_mlir.testing import check_gradients, check_tangents
 
 SIZES = (7, 1000, 70000)
 FOLD_SIZES = (7, 1000)
 
 NP = {"i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
+      "ui8": np.uint8, "ui16": np.uint16, "ui32": np.uint32, "ui64": np.uint64,
       "f16": np.float16, "f32": np.float32, "f64": np.float64}
 BITS = {"i8": 8, "i16": 16, "i32": 32, "i64": 64}
 
@@ -591,3 +598,180 @@ def test_i1_dot_is_a_boolean_matrix_product(m, k, n):
     a, b = rng.random((m, k)) < 0.05, rng.random((k, n)) < 0.05
     for how in ("compiled", "interpreter"):
         np.testing.assert_array_equal(EVALUATORS[how](src, "b", a, b)[0], a @ b, err_msg=how)
+
+
+# --------------------------------------------------------------------------
+# Unsigned integers
+# --------------------------------------------------------------------------
+
+UNSIGNED_BINARY = ("add", "sub", "mul", "div", "trunc_div", "floor_div", "mod", "rem", "min", "max",
+                   "shift_right_arithmetic", "shift_right_logical")
+UNSIGNED_CMP = ("lt", "le", "gt", "ge", "eq", "ne")
+
+
+def _unsigned_pairs(bits: int):
+    """Pairs around 0, the top bit (as signed: negative) and MAX, zero divisors included."""
+    top, mx = 1 << (bits - 1), (1 << bits) - 1
+    xs = [7, 0, top, top, mx, mx, 5, top + 3, 1, mx - 1, 200, 3, 0, top - 1, mx, 6]
+    ys = [0, 0, 1, mx, 2, mx, top, 2, mx, 7, 3, 200, 5, top, 0, 3]
+    return xs, ys
+
+
+def _ref_unsigned(name: str, x: int, y: int, bits: int) -> int:
+    mask, top = (1 << bits) - 1, 1 << (bits - 1)
+    if name in ("div", "trunc_div", "floor_div"):
+        return mask if y == 0 else x // y
+    if name in ("mod", "rem"):
+        return x if y == 0 else x % y
+    if name == "shift_right_arithmetic":
+        signed_x = x - (1 << bits) if x & top else x
+        return (signed_x >> min(y, bits - 1)) & mask
+    if name == "shift_right_logical":
+        return 0 if y >= bits else x >> y
+    return {"add": x + y, "sub": x - y, "mul": x * y, "min": min(x, y), "max": max(x, y)}[name] & mask
+
+
+def unsigned_source(n: int, el: str) -> str:
+    t, b = ttype(n, el), ttype(n, "i1")
+    ops = "".join(f"  %b{i} = dlvm.{name} %x, %y : {t}, {t}\n" for i, name in enumerate(UNSIGNED_BINARY))
+    cmps = "".join(f"  %c{i} = dlvm.cmp {p}, %x, %y : {t}, {t}\n" for i, p in enumerate(UNSIGNED_CMP))
+    results = [f"%b{i}" for i in range(len(UNSIGNED_BINARY))] + [f"%c{i}" for i in range(len(UNSIGNED_CMP))]
+    types = [t] * len(UNSIGNED_BINARY) + [b] * len(UNSIGNED_CMP) + [t] * 4
+    return f"""func.func @s_unsigned(%x: {t}, %y: {t}) -> ({", ".join(types)}) {{
+{ops}{cmps}  %r = dlvm.relu %x : {t}
+  %a = dlvm.abs %x : {t}
+  %s = dlvm.sign %x : {t}
+  %n = dlvm.neg %x : {t}
+  return {", ".join(results)}, %r, %a, %s, %n : {", ".join(types)}
+}}
+"""
+
+
+@pytest.mark.parametrize("el", ["ui8", "ui16", "ui32", "ui64"])
+@pytest.mark.parametrize("how,n", cases())
+def test_unsigned_elementwise(how, n, el):
+    bits = int(el[2:])
+    xs, ys = _unsigned_pairs(bits)
+    x, y = tiled(xs, n, el), tiled(ys, n, el)
+    got = EVALUATORS[how](unsigned_source(n, el), "s_unsigned", x, y)
+    for name, g in zip(UNSIGNED_BINARY, got, strict=False):
+        assert_same(g, tiled([_ref_unsigned(name, a, b, bits) for a, b in zip(xs, ys)], n, el), f"{el} {name}")
+    compare = {"lt": int.__lt__, "le": int.__le__, "gt": int.__gt__, "ge": int.__ge__, "eq": int.__eq__,
+               "ne": int.__ne__}
+    for p, g in zip(UNSIGNED_CMP, got[len(UNSIGNED_BINARY):], strict=False):
+        assert_same(g, tiled([compare[p](a, b) for a, b in zip(xs, ys)], n, "i1"), f"{el} cmp {p}")
+    relu, abs_, sign, neg = got[-4:]
+    mask = (1 << bits) - 1
+    assert_same(relu, x, "relu is the identity")
+    assert_same(abs_, x, "abs is the identity")
+    assert_same(sign, tiled([int(a != 0) for a in xs], n, el), "sign is 0 or 1")
+    assert_same(neg, tiled([-a & mask for a in xs], n, el), "neg wraps")
+
+
+def unsigned_reduce_source(n: int, el: str) -> str:
+    t, s = ttype(n, el), ttype(None, el)
+    return f"""func.func @s_ureduce(%x: {t}, %lo: {s}, %hi: {s}) -> ({s}, {s}, {s}, tensor<i32>, tensor<i32>, {t}, {t}) {{
+  %0 = dlvm.reduce max %x dims [0] : {t}
+  %1 = dlvm.reduce min %x dims [0] : {t}
+  %2 = dlvm.reduce add %x dims [0] : {t}
+  %3 = dlvm.argmax %x axis 0 : {t} -> tensor<i32>
+  %4 = dlvm.argmin %x axis 0 : {t} -> tensor<i32>
+  %5 = dlvm.scan max %x dim 0 : {t}
+  %6 = dlvm.clamp %lo, %x, %hi : {s}, {t}, {s}
+  return %0, %1, %2, %3, %4, %5, %6 : {s}, {s}, {s}, tensor<i32>, tensor<i32>, {t}, {t}
+}}
+"""
+
+
+@pytest.mark.parametrize("el", ["ui8", "ui64"])
+@pytest.mark.parametrize("how,n", cases(evaluated=("compiled", "interpreter")))
+def test_unsigned_reductions(how, n, el):
+    bits = int(el[2:])
+    top, mx = 1 << (bits - 1), (1 << bits) - 1
+    values = [3, top, 1, top + 5, 0, 2, mx - 1, top - 1]
+    x = tiled(values, n, el)
+    lo, hi = np.array(2, NP[el]), np.array(top + 4, NP[el])
+    got = EVALUATORS[how](unsigned_reduce_source(n, el), "s_ureduce", x, lo, hi)
+    ints = [int(v) for v in x]
+    assert_same(got[0], np.array(max(ints), NP[el]), "reduce max")
+    assert_same(got[1], np.array(min(ints), NP[el]), "reduce min")
+    assert_same(got[2], np.array(sum(ints) & mx, NP[el]), "reduce add wraps")
+    assert_same(got[3], np.array(ints.index(max(ints)), np.int32), "argmax: the first largest")
+    assert_same(got[4], np.array(ints.index(min(ints)), np.int32), "argmin: the first smallest")
+    assert_same(got[5], np.array(list(itertools.accumulate(ints, max)), NP[el]), "scan max")
+    assert_same(got[6], np.array([min(max(v, 2), top + 4) for v in ints], NP[el]), "clamp")
+
+
+def unsigned_cast_source(n: int) -> str:
+    f, u8, u16, u32, u64 = (ttype(n, e) for e in ("f64", "ui8", "ui16", "ui32", "ui64"))
+    i8, i16, i64, f32 = ttype(n, "i8"), ttype(n, "i16"), ttype(n, "i64"), ttype(n, "f32")
+    outs = [u8, u16, u32, u64, i16, f32, u8, u16, i64, u8]
+    return f"""func.func @s_ucast(%f: {f}, %s: {i8}, %u: {u64}) -> ({", ".join(outs)}) {{
+  %0 = dlvm.cast %f to ui8 : {f}
+  %1 = dlvm.cast %f to ui16 : {f}
+  %2 = dlvm.cast %f to ui32 : {f}
+  %3 = dlvm.cast %f to ui64 : {f}
+  %u8 = dlvm.cast %s to ui8 : {i8}
+  %4 = dlvm.cast %u8 to i16 : {u8}
+  %5 = dlvm.cast %u to f32 : {u64}
+  %6 = dlvm.cast %s to ui8 : {i8}
+  %7 = dlvm.cast %s to ui16 : {i8}
+  %8 = dlvm.cast %u to i64 : {u64}
+  %9 = dlvm.bitcast %s to ui8 : {i8}
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9 : {", ".join(outs)}
+}}
+"""
+
+
+@pytest.mark.parametrize("how,n", cases())
+def test_unsigned_casts(how, n):
+    floats = [math.nan, math.inf, -math.inf, -0.7, -1.0, -5.0, 0.5, 255.9, 256.0, 65535.5, 65536.0,
+              2.0**32, 2.0**63, 2.0**64, 1e30, 3.0]
+    signed8 = [-1, -128, 127, 0, 5, -7, 100, -100]
+    wide = [2**64 - 1, 2**63, 2**63 - 1, 0, 2**53 + 1, 12345, 2**40, 1]
+    f, s, u = tiled(floats, n, "f64"), tiled(signed8, n, "i8"), tiled(wide, n, "ui64")
+    got = EVALUATORS[how](unsigned_cast_source(n), "s_ucast", f, s, u)
+
+    def saturate(v: float, bits: int) -> int:
+        if math.isnan(v) or v <= -1:
+            return 0
+        return min(math.trunc(v), (1 << bits) - 1) if not math.isinf(v) else (1 << bits) - 1
+
+    for i, el in enumerate(("ui8", "ui16", "ui32", "ui64")):
+        assert_same(got[i], tiled([saturate(v, int(el[2:])) for v in floats], n, el), f"f64 -> {el} saturates")
+    assert_same(got[4], tiled([v & 0xFF for v in signed8], n, "i16"), "ui8 -> i16 zero-extends")
+    assert_same(got[5], tiled([float(np.float32(float(v))) for v in wide], n, "f32"), "ui64 -> f32 (unsigned)")
+    assert_same(got[6], tiled([v & 0xFF for v in signed8], n, "ui8"), "i8 -> ui8 keeps the bits")
+    assert_same(got[7], tiled([v & 0xFFFF for v in signed8], n, "ui16"), "i8 -> ui16 sign-extends")
+    assert_same(got[8], tiled([v - 2**64 if v >= 2**63 else v for v in wide], n, "i64"), "ui64 -> i64 wraps")
+    assert_same(got[9], tiled([v & 0xFF for v in signed8], n, "ui8"), "bitcast i8 -> ui8")
+
+
+@pytest.mark.parametrize("m,k,n", [(3, 5, 4), (33, 70, 65)])
+def test_unsigned_dot_wraps(m, k, n):
+    src = f"""func.func @d(%a: tensor<{m}x{k}xui8>, %b: tensor<{k}x{n}xui8>) -> tensor<{m}x{n}xui8> {{
+  %0 = dlvm.dot %a, %b : tensor<{m}x{k}xui8>, tensor<{k}x{n}xui8>
+  return %0 : tensor<{m}x{n}xui8>
+}}"""
+    rng = np.random.default_rng(m + k + n)
+    a, b = rng.integers(0, 256, (m, k), dtype=np.uint8), rng.integers(0, 256, (k, n), dtype=np.uint8)
+    want = ((a.astype(np.int64) @ b.astype(np.int64)) & 0xFF).astype(np.uint8)
+    for how in ("compiled", "interpreter"):
+        assert_same(EVALUATORS[how](src, "d", a, b)[0], want, how)
+
+
+def test_unsigned_types_are_rejected_where_they_do_not_fit():
+    """ui1 and signed `si` types are not dlvm elements; indices stay signless."""
+    bad = {
+        "ui1": "func.func @f(%x: tensor<4xui1>) -> tensor<4xui1> {\n"
+               "  %y = dlvm.neg %x : tensor<4xui1>\n  return %y : tensor<4xui1>\n}\n",
+        "si8": "func.func @f(%x: tensor<4xsi8>) -> tensor<4xsi8> {\n"
+               "  %y = dlvm.neg %x : tensor<4xsi8>\n  return %y : tensor<4xsi8>\n}\n",
+        "index": "func.func @f(%x: tensor<4xf32>, %i: tensor<ui32>) -> tensor<2xf32> {\n"
+                 "  %y = dlvm.dynamic_slice %x at [%i] sizes [2] : tensor<4xf32>, tensor<ui32>\n"
+                 "  return %y : tensor<2xf32>\n}\n",
+    }
+    for what, text in bad.items():
+        with pytest.raises(DLVMError) as err:
+            dlvm_mlir.compile(text)
+        assert ":2:" in str(err.value) and "error" in str(err.value), (what, str(err.value))

@@ -14,10 +14,19 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 //===----------------------------------------------------------------------===//
 
 def DLVM_FloatElement : AnyTypeOf<[F16, BF16, F32, F64]>;
-def DLVM_Element : AnyTypeOf<[F16, BF16, F32, F64, AnySignlessInteger]>;
+// Integers: signless ones are signed (i1 is a boolean); the unsigned types
+// ui8/ui16/ui32/ui64 order, divide, compare, convert and saturate as unsigned.
+def DLVM_Unsigned : AnyTypeOf<[UI8, UI16, UI32, UI64]>;
+def DLVM_Integer : AnyTypeOf<[AnySignlessInteger, DLVM_Unsigned],
+                             "integer (signless, ui8, ui16, ui32 or ui64)">;
+def DLVM_Element : AnyTypeOf<[F16, BF16, F32, F64, DLVM_Integer],
+    "f16, bf16, f32, f64 or integer (signless, ui8, ui16, ui32 or ui64)">;
 def DLVM_Tensor : RankedTensorOf<[DLVM_Element]>;
 def DLVM_FloatTensor : RankedTensorOf<[DLVM_FloatElement]>;
-def DLVM_IntTensor : RankedTensorOf<[AnySignlessInteger]>;
+def DLVM_IntTensor : RankedTensorOf<[DLVM_Integer]>;
+// Positions (indices of gather/scatter/dynamic slices, argmax, top_k):
+// signless integers, read as signed.
+def DLVM_IndexTensor : RankedTensorOf<[AnySignlessInteger]>;
 def DLVM_BoolTensor : RankedTensorOf<[I1]>;
 
 // Every tensor operand and result has an element count that fits in int64
@@ -61,10 +70,10 @@ def DLVM_SqrtOp : DLVM_UnaryOp<"sqrt", DLVM_FloatTensor, "sqrt(x)">;
 def DLVM_RsqrtOp : DLVM_UnaryOp<"rsqrt", DLVM_FloatTensor, "1 / sqrt(x)">;
 def DLVM_SquareOp : DLVM_UnaryOp<"square", DLVM_Tensor, "x * x">;
 def DLVM_SignOp : DLVM_UnaryOp<"sign", DLVM_Tensor, "sign(x) (-1, 0 or 1)", [],
-    "Floats: +-0.0 and NaN are returned unchanged; on `i1` the identity. "
-    # "Not differentiable (the derivative is 0).">;
+    "Floats: +-0.0 and NaN are returned unchanged; on `i1` the identity; "
+    # "unsigned types give 0 or 1. Not differentiable (the derivative is 0).">;
 def DLVM_AbsOp : DLVM_UnaryOp<"abs", DLVM_Tensor, "|x|", [],
-    "Integers: |MIN| wraps to MIN; on `i1` the identity. Derivative (as "
+    "Integers: |MIN| wraps to MIN; on `i1` and unsigned types the identity. Derivative (as "
     # "JAX): 1 where x >= 0 (also at -0.0 and 0), -1 elsewhere (also NaN).">;
 def DLVM_SinOp : DLVM_UnaryOp<"sin", DLVM_FloatTensor, "sin(x)">;
 def DLVM_CosOp : DLVM_UnaryOp<"cos", DLVM_FloatTensor, "cos(x)">;
@@ -150,14 +159,16 @@ def DLVM_MulOp : DLVM_BinaryOp<"mul", DLVM_Tensor, "x * y", [Commutative]>;
 defvar DLVM_IntDivNotes =
     "Nothing is undefined or traps (as in XLA): x / 0 is -1 (all bits set) "
     # "and MIN / -1 wraps to MIN. On `i1` (one bit): x / true is x, "
-    # "x / false is true.";
+    # "x / false is true. Unsigned types divide unsigned: x / 0 is the "
+    # "maximum value (all bits set).";
 def DLVM_DivOp : DLVM_BinaryOp<"div", DLVM_Tensor, "x / y", [],
     !strconcat("Floats: IEEE division. Integers: truncated toward zero. ",
                DLVM_IntDivNotes)>;
 def DLVM_PowOp : DLVM_BinaryOp<"pow", DLVM_FloatTensor, "x ^ y">;
 defvar DLVM_MinMaxNotes =
     "Floats: IEEE 754-2019 minimum/maximum: NaN in either operand gives NaN, "
-    # "and -0.0 < +0.0. Integers compare signed; `i1` is a boolean with "
+    # "and -0.0 < +0.0. Integers compare signed (unsigned types unsigned); "
+    # "`i1` is a boolean with "
     # "false < true (min is `and`, max is `or`). Derivative (JAX's rule): the "
     # "operand equal to the result gets the whole adjoint, each gets half at a "
     # "tie (x == y), neither where the result is NaN.";
@@ -168,7 +179,8 @@ def DLVM_MaxOp : DLVM_BinaryOp<"max", DLVM_Tensor, "max(x, y)", [Commutative],
 def DLVM_ModOp : DLVM_BinaryOp<"mod", DLVM_Tensor,
     "x mod y (floored: the result has the sign of y)", [],
     "Floats: `fmod(x, y)`, plus y when the signs differ. Integers: x mod 0 "
-    # "is x and MIN mod -1 is 0 (XLA's rem, floored), so "
+    # "is x and MIN mod -1 is 0 (XLA's rem, floored; unsigned types: the "
+    # "unsigned remainder), so "
     # "`floor_div(x, y) * y + mod(x, y) == x` for every pair. On `i1`: "
     # "`x and not y`.">;
 def DLVM_FloorDivOp : DLVM_BinaryOp<"floor_div", DLVM_Tensor, "floor(x / y)", [],
@@ -196,7 +208,8 @@ def DLVM_ShiftLeftOp : DLVM_BinaryOp<"shift_left", DLVM_IntTensor, "x << y", [],
     !strconcat(DLVM_ShiftNotes, "the result is 0.")>;
 def DLVM_ShiftRightArithmeticOp : DLVM_BinaryOp<"shift_right_arithmetic",
     DLVM_IntTensor, "x >> y, filling with the sign bit", [],
-    !strconcat(DLVM_ShiftNotes, "the result is -1 for negative x, else 0.")>;
+    !strconcat(DLVM_ShiftNotes, "the result is -1 for negative x, else 0. "
+               "On unsigned types too, the top bit is the one copied in.")>;
 def DLVM_ShiftRightLogicalOp : DLVM_BinaryOp<"shift_right_logical",
     DLVM_IntTensor, "x >> y, filling with zeros", [],
     !strconcat(DLVM_ShiftNotes, "the result is 0.")>;
@@ -230,8 +243,9 @@ def DLVM_CmpOp : DLVM_Op<"cmp", [Pure, AllElementTypesMatch<["lhs", "rhs"]>,
     Compares the broadcast operands elementwise with the predicate `lt`, `le`,
     `gt`, `ge`, `eq` or `ne` and yields an `i1` tensor. Floats compare ordered
     (a comparison with NaN is false, except `ne`; -0.0 equals +0.0); integers
-    compare signed; `i1` operands are booleans with false < true (as numpy
-    and JAX), so `ge(true, false)` is true.
+    compare signed, unsigned types (`ui8` ... `ui64`) unsigned; `i1` operands
+    are booleans with false < true (as numpy and JAX), so `ge(true, false)`
+    is true.
 
     ```mlir
     %m = dlvm.cmp lt, %x, %y : tensor<4x8xf32>, tensor<f32>
@@ -465,7 +479,7 @@ def DLVM_DynamicSliceOp : DLVM_Op<"dynamic_slice", [Pure,
     ```
   }];
   let arguments = (ins DLVM_Tensor:$operand,
-                   Variadic<DLVM_IntTensor>:$start_indices,
+                   Variadic<DLVM_IndexTensor>:$start_indices,
                    DenseI64ArrayAttr:$sizes);
   let results = (outs DLVM_Tensor:$result);
   let assemblyFormat = "$operand `at` ` ` `[` $start_indices `]` `sizes` $sizes "
@@ -490,7 +504,7 @@ def DLVM_DynamicUpdateSliceOp : DLVM_Op<"dynamic_update_slice", [Pure,
     ```
   }];
   let arguments = (ins DLVM_Tensor:$operand, DLVM_Tensor:$update,
-                   Variadic<DLVM_IntTensor>:$start_indices);
+                   Variadic<DLVM_IndexTensor>:$start_indices);
   let results = (outs DLVM_Tensor:$result);
   let assemblyFormat = "$operand `,` $update `at` ` ` `[` $start_indices `]` attr-dict `:` "
                        "type($operand) `,` type($update) (`,` type($start_indices)^)?";
@@ -522,7 +536,7 @@ def DLVM_GatherOp : DLVM_Op<"gather", [Pure,
         : tensor<1000x64xf32>, tensor<32xi32>        // tensor<32x64xf32>
     ```
   }];
-  let arguments = (ins DLVM_Tensor:$operand, DLVM_IntTensor:$indices,
+  let arguments = (ins DLVM_Tensor:$operand, DLVM_IndexTensor:$indices,
                    DenseI64ArrayAttr:$offset_dims,
                    DenseI64ArrayAttr:$collapsed_slice_dims,
                    DenseI64ArrayAttr:$start_index_map,
@@ -564,7 +578,7 @@ def DLVM_ScatterOp : DLVM_Op<"scatter", [Pure,
     ```
   }];
   let arguments = (ins DLVM_ScatterKindAttr:$kind, DLVM_Tensor:$operand,
-                   DLVM_IntTensor:$indices, DLVM_Tensor:$updates,
+                   DLVM_IndexTensor:$indices, DLVM_Tensor:$updates,
                    DenseI64ArrayAttr:$update_window_dims,
                    DenseI64ArrayAttr:$inserted_window_dims,
                    DenseI64ArrayAttr:$scatter_dims_to_operand_dims,
@@ -605,7 +619,7 @@ class DLVM_ArgExtremumOp<string mnemonic, string which> : DLVM_Op<mnemonic, [Pur
     # "```mlir\n%i = dlvm." # mnemonic
     # " %x axis 1 : tensor<32x10xf32> -> tensor<32xi32>\n```";
   let arguments = (ins DLVM_Tensor:$operand, I64Attr:$axis);
-  let results = (outs DLVM_IntTensor:$result);
+  let results = (outs DLVM_IndexTensor:$result);
   let assemblyFormat = "$operand `axis` $axis attr-dict `:` type($operand) `->` type($result)";
   let hasVerifier = 1;
 }
@@ -648,7 +662,7 @@ def DLVM_TopKOp : DLVM_Op<"top_k", [Pure, InferTypeOpAdaptor]> {
     ```
   }];
   let arguments = (ins DLVM_Tensor:$operand, ConfinedAttr<I64Attr, [IntNonNegative]>:$k);
-  let results = (outs DLVM_Tensor:$values, DLVM_IntTensor:$indices);
+  let results = (outs DLVM_Tensor:$values, DLVM_IndexTensor:$indices);
   let assemblyFormat = "$operand `k` $k attr-dict `:` type($operand)";
 }
 
@@ -923,13 +937,15 @@ def DLVM_CastOp : DLVM_Op<"cast", [Pure, Elementwise,
   let description = [{
     As XLA's convert:
     - float to float: rounds to nearest even (overflow gives +-inf) or extends;
-    - float to integer: truncates toward zero and saturates to the signed
-      range (+inf and values above it give MAX, -inf and below give MIN);
-      NaN gives 0;
-    - integer to float: converts the signed value, rounding to nearest even
-      (to `bf16` through f32, rounding twice, as XLA);
-    - integer to integer: sign-extends to a wider type, wraps (keeps the low
-      bits) to a narrower one;
+    - float to integer: truncates toward zero and saturates to the integer
+      type's range (+inf and values above it give MAX, -inf and below give
+      MIN; for an unsigned type, negative values give 0); NaN gives 0;
+    - integer to float: converts the value (signed, or unsigned for `ui8`
+      ... `ui64`), rounding to nearest even (to `bf16` through f32, rounding
+      twice, as XLA);
+    - integer to integer: extends to a wider type (sign-extends a signed
+      source, zero-extends an unsigned one), wraps (keeps the low bits) to a
+      narrower or equally wide one (`i8` -1 to `ui8` is 255);
     - to `i1`: `x != 0` (NaN is true, -0.0 false); from `i1`: true is 1.
 
     ```mlir

@@ -36,6 +36,13 @@ def DLVMToLinalg : Pass<"dlvm-to-linalg"> {
     - `lgamma` and `digamma` have no `math` op and are expanded into `arith`
       and `math` (Lanczos approximation; recurrence plus asymptotic series).
 
+    - unsigned integer types (`ui8` ... `ui64`) are lowered with unsigned
+      arith ops (`divui`, `cmpi ult`, `maxui`, `uitofp`, `extui`, ...); then
+      every type in the module becomes signless, as arith and LLVM need, and
+      each function whose signature changed keeps its original type in the
+      `dlvm.source_type` attribute (the back ends read it to give numpy
+      `uint8` ... `uint64` arrays at the entry points).
+
     Only statically shaped tensors are supported: an op with a dynamic shape
     is reported as an error and the pass fails.
 

@@ -97,6 +97,10 @@ _DTYPES: dict[str, np.dtype] = {
     "i16": np.dtype(np.int16),
     "i32": np.dtype(np.int32),
     "i64": np.dtype(np.int64),
+    "ui8": np.dtype(np.uint8),
+    "ui16": np.dtype(np.uint16),
+    "ui32": np.dtype(np.uint32),
+    "ui64": np.dtype(np.uint64),
     "index": np.dtype(np.int64),
 }
 
@@ -109,6 +113,10 @@ _SCALAR_CTYPES: dict[str, Any] = {
     "i16": ctypes.c_int16,
     "i32": ctypes.c_int32,
     "i64": ctypes.c_int64,
+    "ui8": ctypes.c_uint8,
+    "ui16": ctypes.c_uint16,
+    "ui32": ctypes.c_uint32,
+    "ui64": ctypes.c_uint64,
     "index": ctypes.c_int64,
 }
 

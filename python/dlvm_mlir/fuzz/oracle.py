@@ -169,7 +169,8 @@ _MODE_WEIGHTS = (0.45, 0.25, 0.15, 0.15)
 
 def _np_dtype(element: str) -> np.dtype | None:
     table = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i1": np.bool_, "i8": np.int8,
-             "i16": np.int16, "i32": np.int32, "i64": np.int64, "index": np.int64}
+             "i16": np.int16, "i32": np.int32, "i64": np.int64, "ui8": np.uint8, "ui16": np.uint16,
+             "ui32": np.uint32, "ui64": np.uint64, "index": np.int64}
     kind = table.get(element)
     return None if kind is None else np.dtype(kind)
 

@@ -121,7 +121,7 @@ class ElementInfo:
     __slots__ = ("kind", "width", "dtype", "name", "bf16", "wrap", "mlir_type")
 
     def __init__(self, kind: str, width: int, dtype: np.dtype, name: str, bf16: bool, wrap: bool, mlir_type):
-        self.kind = kind  # "f" float, "i" integer (signless), "index"
+        self.kind = kind  # "f" float, "i" integer (signless, or unsigned: dtype uint*), "index"
         self.width = width
         self.dtype = np.dtype(dtype)
         self.name = name
@@ -164,8 +164,10 @@ def element_info(t: ir.Type, f64: bool) -> ElementInfo:
         w = t.width
         if w > 64:
             raise InterpreterError(f"integer type {t} wider than 64 bits is not supported")
+        if t.is_unsigned and w in _UINT_DTYPES:  # numpy's unsigned dtypes have dlvm's semantics
+            return ElementInfo("i", w, _UINT_DTYPES[w], f"ui{w}", False, False, t)
         if not t.is_signless:
-            raise InterpreterError(f"signed/unsigned integer type {t} is not supported (dlvm uses signless integers)")
+            raise InterpreterError(f"integer type {t} is not supported (dlvm has signless integers and ui8/ui16/ui32/ui64)")
         dtype = _INT_DTYPES.get(w, np.int64)
         return ElementInfo("i", w, dtype, f"i{w}", False, w not in _INT_DTYPES, t)
     raise InterpreterError(f"element type {t} is not supported")

@@ -168,7 +168,9 @@ def _shift(kind):
             shifted = (_unsigned(np.array(x)).astype(np.uint64) >> safe)
             shifted = shifted.astype(np.dtype(f"u{x.dtype.itemsize}")).view(x.dtype)
             return np.where(inside, shifted, 0).astype(x.dtype)
-        return np.where(inside, x >> safe.astype(x.dtype), x >> (width - 1)).astype(x.dtype)
+        signed_x = np.asarray(x).view(np.dtype(f"i{x.dtype.itemsize}"))  # the top bit fills, unsigned types too
+        out = np.where(inside, signed_x >> safe.astype(signed_x.dtype), signed_x >> (width - 1))
+        return out.astype(signed_x.dtype).view(x.dtype)
 
     return handler
 
@@ -213,9 +215,20 @@ def int_mod(x, y):
     return np.mod(x, y)
 
 
+def _unsigned_division(x, y, remainder: bool):
+    """Unsigned integers: x / 0 has every bit set, x mod 0 = x rem 0 = x (floor and truncation agree)."""
+    zero = y == 0
+    safe = np.where(zero, y.dtype.type(1), y)
+    if remainder:
+        return np.where(zero, x, np.remainder(x, safe)).astype(x.dtype)
+    return np.where(zero, np.iinfo(x.dtype).max, np.floor_divide(x, safe)).astype(x.dtype)
+
+
 def xla_div(x, y, floor: bool = False):
     """dlvm's integer division (XLA's): x / 0 = -1, MIN / -1 = MIN (wraps)."""
     x, y = np.asarray(x), np.asarray(y)
+    if x.dtype.kind == "u":
+        return _unsigned_division(x, y, remainder=False)
     zero, minus_one = y == 0, y == -1
     safe = np.where(zero | minus_one, 1, y).astype(y.dtype)
     q = np.floor_divide(x, safe)
@@ -232,6 +245,8 @@ def xla_floor_div(x, y):
 def xla_mod(x, y):
     """dlvm's floored integer remainder: x mod 0 = x, x mod -1 = 0."""
     x, y = np.asarray(x), np.asarray(y)
+    if x.dtype.kind == "u":
+        return _unsigned_division(x, y, remainder=True)
     zero, minus_one = y == 0, y == -1
     r = np.mod(x, np.where(zero | minus_one, 1, y).astype(y.dtype))
     return np.where(zero, x, np.where(minus_one, 0, r)).astype(r.dtype)
@@ -240,6 +255,8 @@ def xla_mod(x, y):
 def xla_rem(x, y):
     """dlvm's truncated integer remainder (XLA's rem): x rem 0 = x, x rem -1 = 0."""
     x, y = np.asarray(x), np.asarray(y)
+    if x.dtype.kind == "u":
+        return _unsigned_division(x, y, remainder=True)
     zero, minus_one = y == 0, y == -1
     r = np.fmod(x, np.where(zero | minus_one, 1, y).astype(y.dtype))
     return np.where(zero, x, np.where(minus_one, 0, r)).astype(r.dtype)
@@ -602,8 +619,8 @@ def identity(kind: int, dtype: np.dtype):
         return dtype.type(0)
     if kind == MUL:
         return dtype.type(1)
-    if kind == AND:
-        return dtype.type(-1)
+    if kind == AND:  # every bit set
+        return np.array(-1).astype(dtype)[()]
     if dtype.kind == "f":
         return dtype.type(-np.inf if kind == MAX else np.inf)
     info = np.iinfo(dtype)
@@ -964,6 +981,8 @@ def cast_array(x, src, dst):
     if dst.bf16 and x.dtype == np.float64:
         return round_bf16_from_f64(x)
     if src.is_float and not dst.is_float:
+        if dst.dtype.kind == "u":
+            return saturating_float_to_uint(x, dst.width).astype(dst.dtype)
         return saturating_float_to_int(x, dst.width).astype(np.int64 if dst.wrap else dst.dtype)
     return signed(x).astype(dst.dtype)
 
@@ -976,6 +995,14 @@ def saturating_float_to_int(x, width: int) -> np.ndarray:
     inside = np.where(high | low | nan, 0.0, t).astype(np.int64)
     r = np.where(high, np.int64(2 ** (width - 1) - 1), inside)
     return np.where(low, np.int64(-(2 ** (width - 1))), r)
+
+
+def saturating_float_to_uint(x, width: int) -> np.ndarray:
+    """trunc(x) clamped to [0, 2^width - 1], NaN to 0, as uint64."""
+    t = np.trunc(np.asarray(x, dtype=np.float64))
+    high, low = t >= float(2**width), ~(t > 0)  # NaN is not > 0: 0
+    inside = np.where(high | low, 0.0, t).astype(np.uint64)
+    return np.where(high, np.uint64(2**width - 1), inside)
 
 
 @op("dlvm.cast")

@@ -24,7 +24,7 @@ user code raise :class:`StagingError` subclasses at the user's line.
 
 from . import ops as _ops
 from .control import cond, fori_loop, while_loop
-from .dtypes import DType, bf16, bool_, f16, f32, f64, i1, i8, i16, i32, i64
+from .dtypes import DType, bf16, bool_, f16, f32, f64, i1, i8, i16, i32, i64, ui8, ui16, ui32, ui64
 from .errors import ArityError, DTypeError, ShapeError, StagingError, TracingError
 from .function import IR_STAGES, Function, Specialization, StagedFunction, function, lambda_
 from .gradient import Gradient, gradient
@@ -62,6 +62,10 @@ __all__ = [
     "i16",
     "i32",
     "i64",
+    "ui8",
+    "ui16",
+    "ui32",
+    "ui64",
     "lambda_",
     "spec",
     "while_loop",

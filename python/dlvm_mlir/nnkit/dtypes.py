@@ -27,17 +27,23 @@ __all__ = [
     "i16",
     "i32",
     "i64",
+    "ui8",
+    "ui16",
+    "ui32",
+    "ui64",
 ]
 
 
 @dataclass(frozen=True)
 class DType:
-    """An element type: ``kind`` is "float", "int" or "bool"."""
+    """An element type: ``kind`` is "float", "int" or "bool"; ``unsigned`` integers
+    (``ui8`` ... ``ui64``) order, divide and convert as unsigned."""
 
     name: str
     kind: str
     bits: int
     numpy: np.dtype | None
+    unsigned: bool = False
 
     @property
     def is_float(self) -> bool:
@@ -57,6 +63,8 @@ class DType:
             return {"f16": ir.F16Type, "bf16": ir.BF16Type, "f32": ir.F32Type, "f64": ir.F64Type}[
                 self.name
             ].get()
+        if self.unsigned:
+            return ir.IntegerType.get_unsigned(self.bits)
         return ir.IntegerType.get_signless(self.bits)
 
     def __repr__(self) -> str:
@@ -76,8 +84,12 @@ i8 = DType("i8", "int", 8, np.dtype(np.int8))
 i16 = DType("i16", "int", 16, np.dtype(np.int16))
 i32 = DType("i32", "int", 32, np.dtype(np.int32))
 i64 = DType("i64", "int", 64, np.dtype(np.int64))
+ui8 = DType("ui8", "int", 8, np.dtype(np.uint8), unsigned=True)
+ui16 = DType("ui16", "int", 16, np.dtype(np.uint16), unsigned=True)
+ui32 = DType("ui32", "int", 32, np.dtype(np.uint32), unsigned=True)
+ui64 = DType("ui64", "int", 64, np.dtype(np.uint64), unsigned=True)
 
-_ALL = (f16, bf16, f32, f64, i1, i8, i16, i32, i64)
+_ALL = (f16, bf16, f32, f64, i1, i8, i16, i32, i64, ui8, ui16, ui32, ui64)
 _BY_NAME = {d.name: d for d in _ALL} | {"bool": i1}
 _BY_NUMPY = {d.numpy: d for d in _ALL if d.numpy is not None}
 

@@ -115,7 +115,13 @@ def _default_dtype(array: np.ndarray, from_python: bool) -> DType:
 def _splat_attr(dtype: DType, value: Any) -> ir.Attribute:
     if dtype.is_float:
         return ir.FloatAttr.get(dtype.mlir(), float(value))
-    return ir.IntegerAttr.get(dtype.mlir(), int(value))
+    value = int(value)
+    if dtype.unsigned:
+        if not 0 <= value < 1 << dtype.bits:
+            raise DTypeError(f"constant {value} does not fit element type {dtype}")
+        if value >= 1 << 63:  # the C API takes an int64: the same 64 bits
+            value -= 1 << 64
+    return ir.IntegerAttr.get(dtype.mlir(), value)
 
 
 def constant(value: Any, dtype: Any = None) -> Tensor:

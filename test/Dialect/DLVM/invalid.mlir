@@ -44,7 +44,7 @@ func.func @pow_int(%a: tensor<4xi32>) {
 // -----
 
 func.func @and_float(%a: tensor<4xf32>) {
-  // expected-error @+1 {{must be ranked tensor of signless integer values}}
+  // expected-error @+1 {{must be ranked tensor of integer (signless, ui8, ui16, ui32 or ui64) values}}
   %0 = dlvm.and %a, %a : tensor<4xf32>, tensor<4xf32>
   return
 }
@@ -698,7 +698,7 @@ func.func @convolve_dynamic_channels(%x: tensor<1x?x5x5xf32>, %k: tensor<4x2x3x3
 // -----
 
 func.func @bitcast_to_index(%a: tensor<4xf32>) {
-  // expected-error @+1 {{attribute 'dtype' failed to satisfy constraint: expected f16, bf16, f32, f64 or a signless integer type, got 'index'}}
+  // expected-error @+1 {{attribute 'dtype' failed to satisfy constraint: expected f16, bf16, f32, f64, a signless integer type or ui8/ui16/ui32/ui64, got 'index'}}
   %0 = dlvm.bitcast %a to index : tensor<4xf32>
   return
 }
@@ -714,7 +714,7 @@ func.func @bitcast_from_index(%a: tensor<4xindex>) {
 // -----
 
 func.func @cast_to_tensor(%a: tensor<4xf32>) {
-  // expected-error @+1 {{attribute 'dtype' failed to satisfy constraint: expected f16, bf16, f32, f64 or a signless integer type, got 'tensor<f32>'}}
+  // expected-error @+1 {{attribute 'dtype' failed to satisfy constraint: expected f16, bf16, f32, f64, a signless integer type or ui8/ui16/ui32/ui64, got 'tensor<f32>'}}
   %0 = dlvm.cast %a to tensor<f32> : tensor<4xf32>
   return
 }

@@ -249,6 +249,32 @@ Value reshapeTo(OpBuilder &b, Location loc, Value v,
 //===----------------------------------------------------------------------===//
 
 namespace {
+/// fptoui with XLA's semantics: truncation toward zero, saturated to [0,
+/// 2^w - 1], NaN to 0. 2^w is a power of two, exact or +inf in every float
+/// type, so `x >= 2^w` is exactly the overflow; `x <= -1` the values that
+/// truncate below 0 (-1 < x < 0 truncates to 0, which fptoui gives).
+Value saturatingFPToUI(OpBuilder &b, Location loc, Value v, IntegerType to) {
+  auto from = cast<FloatType>(v.getType());
+  unsigned w = to.getWidth();
+  APFloat bound = llvm::scalbn(APFloat::getOne(from.getFloatSemantics()),
+                               static_cast<int>(w),
+                               APFloat::rmNearestTiesToEven);
+  Value hi = arith::ConstantOp::create(b, loc, b.getFloatAttr(from, bound));
+  Value minusOne = floatConst(b, loc, from, -1.0);
+  Value r = arith::FPToUIOp::create(b, loc, to, v);
+  auto cmp = [&](arith::CmpFPredicate p, Value x, Value y) {
+    return arith::CmpFOp::create(b, loc, p, x, y);
+  };
+  auto intAttr = [&](const APInt &i) {
+    return arith::ConstantOp::create(b, loc, IntegerAttr::get(to, i));
+  };
+  r = arith::SelectOp::create(b, loc, cmp(arith::CmpFPredicate::OGE, v, hi),
+                              intAttr(APInt::getAllOnes(w)), r);
+  // NaN is unordered: ULE also maps it to 0.
+  return arith::SelectOp::create(b, loc, cmp(arith::CmpFPredicate::ULE, v, minusOne),
+                                 intAttr(APInt::getZero(w)), r);
+}
+
 /// fptosi with XLA's (and llvm.fptosi.sat's) semantics: truncation toward
 /// zero, saturated to [MIN, MAX] of `to`, NaN to 0. arith.fptosi is poison for
 /// those inputs; selecting over it is well defined (select does not
@@ -257,6 +283,8 @@ namespace {
 /// 2^(w-1)` and `x <= -2^(w-1)` are exactly the out-of-range inputs.
 Value saturatingFPToSI(OpBuilder &b, Location loc, Value v, IntegerType to) {
   auto from = cast<FloatType>(v.getType());
+  if (to.isUnsigned())
+    return saturatingFPToUI(b, loc, v, to);
   unsigned w = to.getWidth();
   APFloat bound = llvm::scalbn(APFloat::getOne(from.getFloatSemantics()),
                                static_cast<int>(w) - 1,
@@ -305,18 +333,22 @@ Value convertScalar(OpBuilder &b, Location loc, Value v, Type to) {
                                    zeroConst(b, loc, from));
     return saturatingFPToSI(b, loc, v, cast<IntegerType>(to));
   }
-  if (from.isInteger(1)) {
-    if (toF)
-      return arith::UIToFPOp::create(b, loc, to, v);
+  bool zeroExtends = from.isInteger(1) || from.isUnsignedInteger();
+  if (from.isInteger(1) && !toF)
     return arith::ExtUIOp::create(b, loc, to, v);
-  }
   if (toF)
-    return arith::SIToFPOp::create(b, loc, to, v);
+    return zeroExtends ? Value(arith::UIToFPOp::create(b, loc, to, v))
+                       : Value(arith::SIToFPOp::create(b, loc, to, v));
   if (to.isInteger(1))
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, v,
                                  zeroConst(b, loc, from));
-  if (to.getIntOrFloatBitWidth() > from.getIntOrFloatBitWidth())
-    return arith::ExtSIOp::create(b, loc, to, v);
+  unsigned toWidth = to.getIntOrFloatBitWidth();
+  unsigned fromWidth = from.getIntOrFloatBitWidth();
+  if (toWidth > fromWidth)
+    return zeroExtends ? Value(arith::ExtUIOp::create(b, loc, to, v))
+                       : Value(arith::ExtSIOp::create(b, loc, to, v));
+  if (toWidth == fromWidth) // i8 <-> ui8: the same bits (signless once erased)
+    return arith::BitcastOp::create(b, loc, to, v);
   return arith::TruncIOp::create(b, loc, to, v);
 }
 
@@ -333,7 +365,7 @@ Value strictlyBefore(OpBuilder &b, Location l, Value a, Value c, bool greater,
     return arith::OrIOp::create(b, l, ordered,
                                 arith::AndIOp::create(b, l, nan, number));
   }
-  bool u = isBool(a);
+  bool u = hasUnsignedOrder(a);
   auto p = greater ? (u ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt)
                    : (u ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt);
   return arith::CmpIOp::create(b, l, p, a, c);
@@ -355,13 +387,17 @@ Value combine(OpBuilder &b, Location loc, ReductionKind kind, Value x,
   case ReductionKind::max:
     if (f)
       return arith::MaximumFOp::create(b, loc, x, y);
-    return i1 ? Value(arith::OrIOp::create(b, loc, x, y))
-              : Value(arith::MaxSIOp::create(b, loc, x, y));
+    if (i1)
+      return arith::OrIOp::create(b, loc, x, y);
+    return isUnsigned(x) ? Value(arith::MaxUIOp::create(b, loc, x, y))
+                         : Value(arith::MaxSIOp::create(b, loc, x, y));
   case ReductionKind::min:
     if (f)
       return arith::MinimumFOp::create(b, loc, x, y);
-    return i1 ? Value(arith::AndIOp::create(b, loc, x, y))
-              : Value(arith::MinSIOp::create(b, loc, x, y));
+    if (i1)
+      return arith::AndIOp::create(b, loc, x, y);
+    return isUnsigned(x) ? Value(arith::MinUIOp::create(b, loc, x, y))
+                         : Value(arith::MinSIOp::create(b, loc, x, y));
   case ReductionKind::and_:
     return arith::AndIOp::create(b, loc, x, y);
   case ReductionKind::or_:
@@ -390,7 +426,7 @@ TypedAttr identityAttr(OpBuilder &b, ReductionKind kind, Type t) {
     }
   }
   unsigned w = t.getIntOrFloatBitWidth();
-  bool i1 = w == 1;
+  bool i1 = w == 1, u = t.isUnsignedInteger();
   switch (kind) {
   case ReductionKind::add:
   case ReductionKind::mean:
@@ -399,11 +435,11 @@ TypedAttr identityAttr(OpBuilder &b, ReductionKind kind, Type t) {
   case ReductionKind::mul:
     return IntegerAttr::get(t, APInt(w, 1));
   case ReductionKind::max:
-    return IntegerAttr::get(t, i1 ? APInt::getZero(w)
-                                  : APInt::getSignedMinValue(w));
+    return IntegerAttr::get(t, i1 || u ? APInt::getZero(w)
+                                       : APInt::getSignedMinValue(w));
   case ReductionKind::min:
-    return IntegerAttr::get(t, i1 ? APInt::getAllOnes(w)
-                                  : APInt::getSignedMaxValue(w));
+    return IntegerAttr::get(t, i1 || u ? APInt::getAllOnes(w)
+                                       : APInt::getSignedMaxValue(w));
   case ReductionKind::and_:
     return IntegerAttr::get(t, APInt::getAllOnes(w));
   }

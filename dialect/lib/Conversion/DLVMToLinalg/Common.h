@@ -146,6 +146,12 @@ Value reshapeTo(OpBuilder &b, Location loc, Value v,
 
 inline bool isFloat(Value v) { return isa<FloatType>(v.getType()); }
 inline bool isBool(Value v) { return v.getType().isInteger(1); }
+/// Unsigned integers (ui8 ... ui64): the patterns emit unsigned arith ops for
+/// them, on values that still have the unsigned type; the pass then makes
+/// every type signless (`eraseSignedness`).
+inline bool isUnsigned(Value v) { return v.getType().isUnsignedInteger(); }
+/// Integers ordered without a sign: i1 (false < true) and the unsigned types.
+inline bool hasUnsignedOrder(Value v) { return isBool(v) || isUnsigned(v); }
 
 /// Converts a scalar between element types with dlvm.cast's semantics.
 /// i1 is a boolean: it converts to 0/1 (unsigned), and conversion to i1 is a

@@ -23,6 +23,10 @@
 // - DLVM broadcasting (rank-0 operands, or size-1 dimensions facing larger
 //   ones) is expressed in linalg.generic indexing maps: a broadcast dimension
 //   reads index 0, a rank-0 operand has the empty map.
+// - Unsigned integer types (ui8 ... ui64) get unsigned arith ops (the
+//   patterns check the operand types, which are still unsigned); the pass
+//   then erases signedness from every type (arith and LLVM take signless
+//   integers), recording changed function types in `dlvm.source_type`.
 // - Float semantics follow IEEE with NaN propagation (min/max use
 //   arith.minimumf/maximumf). Integers are signed, except i1 which is treated
 //   as a boolean (false < true in cmp, min, max, reductions; max/min are
@@ -44,7 +48,9 @@
 
 #include "Common.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/AttrTypeSubElements.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
@@ -95,6 +101,47 @@ struct DLVMToLinalgPass
       return signalPassFailure();
     eraseUnusedTransposes(getOperation(), existing);
     markRecomputedOps();
+    eraseSignedness(getOperation());
+  }
+
+  /// The patterns lowered unsigned integers with unsigned arith ops on values
+  /// that still have the unsigned types; arith and LLVM take signless
+  /// integers only. Make every type and attribute in the module signless,
+  /// recording the original type of each function whose signature changes
+  /// (`dlvm.source_type`, for the entry points' numpy dtypes).
+  static void eraseSignedness(Operation *root) {
+    MLIRContext *ctx = root->getContext();
+    AttrTypeReplacer replacer;
+    replacer.addReplacement([ctx](IntegerType t) -> std::optional<Type> {
+      if (t.isSignless())
+        return std::nullopt;
+      return IntegerType::get(ctx, t.getWidth());
+    });
+    replacer.addReplacement(
+        [&replacer](DenseIntElementsAttr a) -> std::optional<Attribute> {
+          if (a.getElementType().isSignlessInteger())
+            return std::nullopt;
+          return a.bitcast(replacer.replace(a.getElementType()));
+        });
+    SmallVector<std::pair<func::FuncOp, Type>> changed;
+    root->walk([&](func::FuncOp fn) {
+      Type original = fn.getFunctionType();
+      if (replacer.replace(original) != original)
+        changed.emplace_back(fn, original);
+    });
+    bool any = !changed.empty();
+    root->walk([&](Operation *op) {
+      if (!any)
+        for (Type t : op->getResultTypes())
+          any |= replacer.replace(t) != t;
+    });
+    if (!any)
+      return;
+    replacer.recursivelyReplaceElementsIn(root, /*replaceAttrs=*/true,
+                                          /*replaceLocs=*/false,
+                                          /*replaceTypes=*/true);
+    for (auto [fn, original] : changed)
+      fn->setAttr("dlvm.source_type", TypeAttr::get(original));
   }
 
   /// Lowered transposes whose only users were dots that read them in place

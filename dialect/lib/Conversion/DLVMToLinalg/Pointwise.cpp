@@ -94,6 +94,20 @@ Value emitDivision(OpBuilder &b, Location loc, DivKind kind, Value x, Value y) {
     return remainder ? Value(arith::AndIOp::create(b, loc, x, notY))
                      : Value(arith::OrIOp::create(b, loc, x, notY));
   }
+  if (isUnsigned(x)) {
+    // Unsigned: floor and truncation agree; x / 0 is all bits set, x mod 0
+    // and x rem 0 are x.
+    Value isZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, y,
+                                         zeroConst(b, loc, y.getType()));
+    Value safe = arith::SelectOp::create(b, loc, isZero,
+                                         intConst(b, loc, y.getType(), 1), y);
+    if (kind == DivKind::Rem || kind == DivKind::Mod)
+      return arith::SelectOp::create(b, loc, isZero, x,
+                                     arith::RemUIOp::create(b, loc, x, safe));
+    return arith::SelectOp::create(b, loc, isZero,
+                                   intConst(b, loc, x.getType(), -1),
+                                   arith::DivUIOp::create(b, loc, x, safe));
+  }
   auto [safe, isZero] = safeDivisor(b, loc, x, y);
   if (kind == DivKind::Rem) // MIN rem -1: remsi(MIN, 1) == 0; x rem 0: x.
     return arith::SelectOp::create(b, loc, isZero, x,
@@ -178,7 +192,7 @@ Value emitNeg(OpBuilder &b, Location loc, Operation *, ValueRange a) {
 Value emitAbs(OpBuilder &b, Location loc, Operation *, ValueRange a) {
   if (isFloat(a[0]))
     return math::AbsFOp::create(b, loc, a[0]);
-  if (isBool(a[0]))
+  if (hasUnsignedOrder(a[0]))
     return a[0];
   // select(x < 0, -x, x) rather than math.absi, which convert-to-llvm does
   // not lower. |MIN| wraps to MIN, as in two's complement.
@@ -200,7 +214,7 @@ Value emitRelu(OpBuilder &b, Location loc, Operation *, ValueRange a) {
   Value zero = zeroConst(b, loc, a[0].getType());
   if (isFloat(a[0]))
     return arith::MaximumFOp::create(b, loc, a[0], zero);
-  if (isBool(a[0]))
+  if (hasUnsignedOrder(a[0]))
     return a[0];
   return arith::MaxSIOp::create(b, loc, a[0], zero);
 }
@@ -236,6 +250,11 @@ Value emitSign(OpBuilder &b, Location loc, Operation *, ValueRange a) {
     neg = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, zero);
     one = floatConst(b, loc, t, 1.0);
     minusOne = floatConst(b, loc, t, -1.0);
+  } else if (isUnsigned(x)) {
+    // 0 or 1: x != 0 extended.
+    Value nonZero =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x, zero);
+    return arith::SelectOp::create(b, loc, nonZero, intConst(b, loc, t, 1), zero);
   } else {
     pos = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, x, zero);
     neg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, zero);
@@ -286,7 +305,7 @@ Value emitCmp(OpBuilder &b, Location loc, Operation *op, ValueRange a) {
     }
     return arith::CmpFOp::create(b, loc, fp, a[0], a[1]);
   }
-  bool u = isBool(a[0]);
+  bool u = hasUnsignedOrder(a[0]);
   using P = arith::CmpIPredicate;
   P ip = P::ne;
   switch (p) {
