@@ -46,7 +46,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # element type -> numpy dtype (as dlvm_mlir.backend.runtime)
 DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i1": np.bool_, "i8": np.int8,
-          "i16": np.int16, "i32": np.int32, "i64": np.int64, "index": np.int64}
+          "i16": np.int16, "i32": np.int32, "i64": np.int64, "ui8": np.uint8, "ui16": np.uint16,
+          "ui32": np.uint32, "ui64": np.uint64, "index": np.int64}
 SCALAR_CTYPES = {"f32": ctypes.c_float, "f64": ctypes.c_double, "i1": ctypes.c_bool, "i8": ctypes.c_int8,
                  "i16": ctypes.c_int16, "i32": ctypes.c_int32, "i64": ctypes.c_int64, "index": ctypes.c_int64}
 
@@ -56,6 +57,7 @@ DOMAINS = {
     "log": np.abs, "sqrt": np.abs, "rsqrt": lambda x: np.abs(x) + 0.1, "log2": np.abs, "log10": np.abs,
     "log1p": lambda x: np.abs(x) - 0.5, "lgamma": lambda x: 3 * x, "digamma": lambda x: 3 * x,
     "pow": np.abs, "tan": lambda x: 1.2 * np.tanh(x), "mul_short": lambda x: 1 + 0.05 * x,
+    "cast_to_u16": lambda x: 40000.0 * x,  # both sides of [0, 65535]
 }
 
 
@@ -70,7 +72,7 @@ def _inputs(name: str, signature: Any, rng: np.random.Generator) -> list[np.ndar
         dtype = np.dtype(DTYPES[spec.element])
         if spec.element == "i1":
             value = rng.integers(0, 2, shape).astype(bool)
-        elif dtype.kind == "i":
+        elif dtype.kind in "iu":  # unsigned: the negative draws wrap to values near MAX
             if name in ("dynamic_slice", "dynamic_update_slice", "extract", "loop"):
                 value = rng.integers(0, 40, shape)
             elif name in ("gather", "scatter"):
@@ -79,7 +81,7 @@ def _inputs(name: str, signature: Any, rng: np.random.Generator) -> list[np.ndar
                 value = rng.integers(0, 31, shape) if i == 1 else rng.integers(-1000, 1000, shape)
             else:  # nonzero: divisors
                 value = rng.integers(1, 10, shape) * rng.choice([-1, 1], shape)
-            value = value.astype(dtype)
+            value = value.astype(np.int64).astype(dtype)
         else:
             value = rng.standard_normal(shape)
             if name in DOMAINS and i == 0:

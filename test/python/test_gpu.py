@@ -164,6 +164,15 @@ def op_cases() -> dict[str, str]:
   return %r : tensor<16xf32>
 }
 """
+    # unsigned integers: unsigned division, order, conversion and reduction
+    U8, U32 = "tensor<37x70xui8>", "tensor<37x70xui32>"
+    cases["div_u32"] = _fn("div_u32", [U32, U32], U32, f"  %r = dlvm.div %a0, %a1 : {U32}, {U32}")
+    cases["max_cmp_u8"] = _fn("max_cmp_u8", [U8, U8], U8, f"""  %m = dlvm.cmp gt, %a0, %a1 : {U8}, {U8}
+  %x = dlvm.max %a0, %a1 : {U8}, {U8}
+  %r = dlvm.select %m, %x, %a1 : tensor<37x70xi1>, {U8}, {U8}""")
+    cases["cast_to_u16"] = _fn("cast_to_u16", [F], "tensor<37x70xui16>", f"  %r = dlvm.cast %a0 to ui16 : {F}")
+    cases["reduce_max_u64"] = _fn("reduce_max_u64", ["tensor<4099x3xui64>"], "tensor<3xui64>",
+                                  "  %r = dlvm.reduce max %a0 dims [0] : tensor<4099x3xui64>")
     cases["extract"] = """func.func @t_extract(%a0: tensor<16xf32>) -> f32 {
   %c3 = arith.constant 3 : index
   %y = dlvm.exp %a0 : tensor<16xf32>
@@ -178,13 +187,13 @@ OPS = op_cases()
 GROUPS = {
     "unary": [k for k in OPS if k in UNARY_FLOAT or k in ("neg_f64", "exp_f16", "not", "popcount", "is_finite")],
     "binary": [k for k in OPS if k in BINARY or k in INT_BINARY
-               or k in ("cmp_select", "cast", "bitcast", "constant", "clamp")],
+               or k in ("cmp_select", "cast", "bitcast", "constant", "clamp", "div_u32", "max_cmp_u8", "cast_to_u16")],
     "linalg": [k for k in OPS if k.startswith("dot")] + ["transpose", "reverse", "concatenate", "slice", "pad", "reshape",
                                                           "pad_shape", "squeeze_shape", "broadcast_to", "random",
                                                           "dynamic_slice", "dynamic_update_slice", "iota",
                                                           "gather", "scatter", "sort", "top_k"],
     "reduce": ["reduce_rows", "reduce_cols", "reduce_all", "scan", "scan_exclusive_reverse", "reduce_window", "reduce_window_dilated", "softmax", "log_softmax",
-               "convolve", "loop", "extract", "argmax", "argmin"],
+               "convolve", "loop", "extract", "argmax", "argmin", "reduce_max_u64"],
 }
 
 
