@@ -407,6 +407,19 @@ def test_pass_error_becomes_a_located_diagnostic(module: ir.Module, tmp_path) ->
     assert "reproduce with: dlvm-opt" in str(failure)
 
 
+def test_reproducer_is_narrowed_to_the_failing_element(module: ir.Module, tmp_path) -> None:
+    """The reproducer replays only the first failing top-level element, on the IR it got."""
+    with pytest.raises(PassPipelineFailure) as info:
+        run_pipeline(module, "test-registry-count-adds{attr=test.first},test-registry-count-adds{limit=1}",
+                     reproducer_dir=tmp_path)
+    failure = info.value
+    assert failure.reproducer.pipeline == "builtin.module(test-registry-count-adds{limit=1})"
+    saved = failure.reproducer.input_path.read_text()
+    assert "test.first" in saved  # the IR after the elements that ran before it
+    assert "at builtin.module(test-registry-count-adds{limit=1})" in str(failure)
+    assert [d.message for d in failure.diagnostics] == ["more than 1 additions"]
+
+
 def test_emit_error_reports_every_error(module: ir.Module) -> None:
     with pytest.raises(PassPipelineFailure) as info:
         run_pipeline(module, "test-registry-reject-adds", reproducer=False)

@@ -29,7 +29,7 @@ import os
 import re
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
@@ -386,12 +386,19 @@ class Pipeline:
     """A checked pass pipeline, ready to build pass managers or run on IR."""
 
     def __init__(
-        self, source: str, parts: list[str], steps: list[_Step], origins: list[str]
+        self,
+        source: str,
+        parts: list[str],
+        steps: list[_Step],
+        origins: list[str],
+        element_steps: list[list[_Step]] | None = None,
     ):
         self.source = source
         self._parts = tuple(parts)
         self._steps = tuple(steps)
         self._origins = tuple(dict.fromkeys(origins))
+        # the steps of each top-level element (of each part), for narrowing a failure
+        self._element_steps = tuple(tuple(e) for e in element_steps) if element_steps else (tuple(steps),)
 
     @classmethod
     def parse(cls, text: str) -> Pipeline:
@@ -406,11 +413,13 @@ class Pipeline:
         expander = _Expander(text)
         parts: list[str] = []
         steps: list[_Step] = []
+        per_element: list[list[_Step]] = []
         for element in elements:
             element_steps = expander.top_level(element)
             parts.append(_canonical(element, element_steps))
             steps += element_steps
-        return cls(text, parts, steps, expander.origins)
+            per_element.append(element_steps)
+        return cls(text, parts, steps, expander.origins, per_element)
 
     @property
     def text(self) -> str:
@@ -441,8 +450,12 @@ class Pipeline:
 
         An expanding Python pass (``ModulePass.expand``) is added as its steps.
         """
+        return self._build(context, self._steps)
+
+    @staticmethod
+    def _build(context: ir.Context, steps: Sequence[_Step]) -> PassManager:
         pm = PassManager(ROOT_OP, context)
-        for step in self._steps:
+        for step in steps:
             for leaf in step.steps if isinstance(step, _Expansion) else (step,):
                 if isinstance(leaf, _PythonStep):
                     instance = leaf.instance
@@ -492,17 +505,20 @@ class Pipeline:
             pm.run(op)
         except ir.MLIRError as err:
             diagnostics = [Diagnostic.from_mlir(diag) for diag in err.error_diagnostics]
+            _nested_configure.set(None)
             repro = (
                 None
                 if snapshot is None
-                else self._write_reproducer(snapshot, op.context, reproducer_dir)
+                else self._write_reproducer(snapshot, op.context, reproducer_dir, verify_each)
             )
+            where = f" at {repro.pipeline}" if repro is not None and repro.pipeline != self.text else ""
             raise PassPipelineFailure(
-                f"pass pipeline failed: {self.text}", diagnostics, repro
+                f"pass pipeline failed{where}: {self.text}", diagnostics, repro
             ) from None
         except Exception as err:
             if snapshot is not None:
-                repro = self._write_reproducer(snapshot, op.context, reproducer_dir)
+                _nested_configure.set(None)
+                repro = self._write_reproducer(snapshot, op.context, reproducer_dir, verify_each)
                 err.add_note(f"reproduce with: {repro.command()}")
             raise
         finally:
@@ -510,9 +526,49 @@ class Pipeline:
             del pm  # a pass manager prints its timing report when destroyed
             _flush_std_streams()
 
+    def _first_failing_element(
+        self, ir_text: str, context: ir.Context, verify_each: bool
+    ) -> tuple[int, str] | None:
+        """Replays the top-level elements one at a time from ``ir_text``: the
+        first that fails, and the IR it started from (None if none fails again)."""
+        if len(self._element_steps) < 2:
+            return None
+        try:
+            module = ir.Module.parse(ir_text, context)
+        except ir.MLIRError:
+            return None
+        # the replay's diagnostics repeat the run's: keep them from the user
+        silence = context.attach_diagnostic_handler(lambda diagnostic: True)
+        try:
+            for index, steps in enumerate(self._element_steps):
+                before = module.operation.get_asm(enable_debug_info=True)
+                pm = self._build(context, steps)
+                pm.enable_verifier(verify_each)
+                try:
+                    pm.run(module.operation)
+                except Exception:  # noqa: BLE001 - any failure of the element is the one sought
+                    return index, before
+                finally:
+                    del pm
+        finally:
+            silence.detach()
+        return None
+
     def _write_reproducer(
-        self, ir_text: str, context: ir.Context, directory: str | Path | None
+        self,
+        ir_text: str,
+        context: ir.Context,
+        directory: str | Path | None,
+        verify_each: bool = True,
     ) -> Reproducer:
+        """The input IR and the pipeline that replay a failure: narrowed to the
+        first failing top-level element and the IR it received, when replaying
+        the elements one at a time fails there again."""
+        pipeline = self.text
+        failing = self._first_failing_element(ir_text, context, verify_each)
+        if failing is not None:
+            index, ir_text = failing
+            pipeline = f"{ROOT_OP}({self._parts[index]})"
         folder = (
             Path(directory)
             if directory is not None
@@ -524,7 +580,7 @@ class Pipeline:
         flags = [f"--load-pass-plugin={file}" for file in self._plugin_files()]
         if context.allow_unregistered_dialects:
             flags.append("--allow-unregistered-dialect")
-        return Reproducer(self.text, path, tuple(flags))
+        return Reproducer(pipeline, path, tuple(flags))
 
     def _plugin_files(self) -> list[str]:
         """Files dlvm-opt must load to know this pipeline's passes: those outside dlvm_mlir."""
