@@ -217,6 +217,23 @@ def test_integer_and_rank0_inputs_and_several_outputs():
     close(g, jax.grad(lambda s: several(x, n, s)["total"])(scale))
 
 
+def test_unsigned_integers_follow_jax():
+    """uint8/uint32 arrays: unsigned division, order, conversion, wrapping (lax's semantics)."""
+    def fn(a, b, x):
+        q = lax.div(a, b) + lax.rem(a, b) * 3
+        big = jnp.maximum(a, b).astype(jnp.uint32) * jnp.uint32(70000)
+        return q, big, jnp.argmax(a), (a > b).sum(), x * a.astype(jnp.float32)
+
+    rng = np.random.default_rng(7)
+    a = rng.integers(0, 256, (40,), dtype=np.uint8)
+    b = rng.integers(1, 256, (40,), dtype=np.uint8)
+    x = normal(rng, 40)
+    got, want = dj.jit(fn)(a, b, x), jax.jit(fn)(a, b, x)
+    for g, w in zip(got, want, strict=True):
+        assert np.asarray(g).dtype == np.asarray(w).dtype
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
+
+
 def test_float64_under_x64():
     rng = np.random.default_rng(6)
     with jax.enable_x64(True):

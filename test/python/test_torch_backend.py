@@ -16,7 +16,7 @@ nn = torch.nn
 F = torch.nn.functional
 
 from dlvm_mlir.errors import FrontendError  # noqa: E402
-from dlvm_mlir.torch import backend, coverage  # noqa: E402
+from dlvm_mlir.torch import backend, coverage, summary  # noqa: E402
 from dlvm_mlir.torch.dynamo import DlvmGraph, _array, _tensor  # noqa: E402
 
 torch._dynamo.config.allow_rnn = True  # nn.LSTM into the graph (it decomposes into its cells)
@@ -361,7 +361,7 @@ def test_dropout_runs_in_pytorch_and_keeps_its_random_stream():
 
 def test_unsupported_dtype_is_a_graph_break_not_a_crash():
     def f(x):
-        return (x.to(torch.uint8) + 1).float().sum() + x.sum()
+        return (x.to(torch.float8_e4m3fn).float() + 1).sum() + x.sum()
 
     x = _t(3, 4)
     got = compile_dlvm(f)(x)
@@ -467,3 +467,18 @@ def test_ddp_example_two_processes_agree(tmp_path):
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert "ranks agree: max parameter difference across 2 ranks 0" in run.stdout
     assert "dlvm compiled 1 subgraph(s)" in run.stdout
+
+
+def test_uint8_images_and_unsigned_arithmetic():
+    """uint8 tensors (images, byte data) are dlvm's ui8: unsigned order and division, wrapping
+    arithmetic, conversion to float as unsigned."""
+    def f(img, w):
+        x = img.float() / 255.0 - 0.5
+        stats = (img // 3 + img % 5).max(dim=1).values.float() + (img > 128).sum(dim=1).float()
+        return (x @ w).sum(dim=1) + stats + (img + 100).float().mean(dim=1)
+
+    img = torch.from_numpy(np.random.default_rng(0).integers(0, 256, (6, 20), dtype=np.uint8))
+    w = torch.randn(20, 3, generator=torch.Generator().manual_seed(1))
+    got = compile_dlvm(f)(img, w)
+    np.testing.assert_allclose(got.detach().numpy(), f(img, w).detach().numpy(), rtol=1e-5, atol=1e-5)
+    assert "uint8" not in str(summary())  # no graph break, no failed subgraph

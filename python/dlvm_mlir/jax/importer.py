@@ -85,7 +85,7 @@ def dtype(numpy_dtype: Any, what: str = "") -> dl.DType:
         return dl.dtypes.dtype_of(npd)
     except TypeError:
         raise JaxFrontendError(f"{what}dtype {npd.name} is not supported by dlvm_mlir.jax "
-                               "(float16/32/64, int8/16/32/64 and bool are)") from None
+                               "(float16/32/64, int8/16/32/64, uint8/16/32/64 and bool are)") from None
 
 
 def aval_dtype(var: Any) -> dl.DType:

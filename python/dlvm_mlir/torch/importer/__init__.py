@@ -43,6 +43,10 @@ _DTYPES = {
     torch.int32: dl.i32,
     torch.int16: dl.i16,
     torch.int8: dl.i8,
+    torch.uint8: dl.ui8,
+    torch.uint16: dl.ui16,
+    torch.uint32: dl.ui32,
+    torch.uint64: dl.ui64,
     torch.bool: dl.i1,
 }
 
