@@ -249,19 +249,26 @@ Value reshapeTo(OpBuilder &b, Location loc, Value v,
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// fptoui with XLA's semantics: truncation toward zero, saturated to [0,
-/// 2^w - 1], NaN to 0. 2^w is a power of two, exact or +inf in every float
-/// type, so `x >= 2^w` is exactly the overflow; `x <= -1` the values that
-/// truncate below 0 (-1 < x < 0 truncates to 0, which fptoui gives).
-Value saturatingFPToUI(OpBuilder &b, Location loc, Value v, IntegerType to) {
+/// Float to integer with XLA's semantics (llvm.fpto[su]i.sat): truncation
+/// toward zero, saturated to the range of `to`, NaN to 0. arith.fptosi and
+/// fptoui alone are poison for those inputs; selecting over them is well
+/// defined (select does not propagate poison from the unselected operand).
+/// Signed: the bounds +-2^(w-1) are powers of two, exact in every float type
+/// or rounded to +-inf, so `x >= 2^(w-1)` and `x <= -2^(w-1)` are exactly
+/// the out-of-range inputs. Unsigned: `x >= 2^w` overflows; `x <= -1`, and
+/// NaN (unordered), give 0 (-1 < x < 0 truncates to 0, which fptoui gives).
+Value saturatingFPToInt(OpBuilder &b, Location loc, Value v, IntegerType to) {
   auto from = cast<FloatType>(v.getType());
   unsigned w = to.getWidth();
+  bool u = to.isUnsigned();
   APFloat bound = llvm::scalbn(APFloat::getOne(from.getFloatSemantics()),
-                               static_cast<int>(w),
+                               static_cast<int>(u ? w : w - 1),
                                APFloat::rmNearestTiesToEven);
   Value hi = arith::ConstantOp::create(b, loc, b.getFloatAttr(from, bound));
-  Value minusOne = floatConst(b, loc, from, -1.0);
-  Value r = arith::FPToUIOp::create(b, loc, to, v);
+  Value lo = u ? floatConst(b, loc, from, -1.0)
+               : Value(arith::ConstantOp::create(b, loc, b.getFloatAttr(from, -bound)));
+  Value r = u ? Value(arith::FPToUIOp::create(b, loc, to, v))
+              : Value(arith::FPToSIOp::create(b, loc, to, v));
   auto cmp = [&](arith::CmpFPredicate p, Value x, Value y) {
     return arith::CmpFOp::create(b, loc, p, x, y);
   };
@@ -269,37 +276,10 @@ Value saturatingFPToUI(OpBuilder &b, Location loc, Value v, IntegerType to) {
     return arith::ConstantOp::create(b, loc, IntegerAttr::get(to, i));
   };
   r = arith::SelectOp::create(b, loc, cmp(arith::CmpFPredicate::OGE, v, hi),
-                              intAttr(APInt::getAllOnes(w)), r);
-  // NaN is unordered: ULE also maps it to 0.
-  return arith::SelectOp::create(b, loc, cmp(arith::CmpFPredicate::ULE, v, minusOne),
-                                 intAttr(APInt::getZero(w)), r);
-}
-
-/// fptosi with XLA's (and llvm.fptosi.sat's) semantics: truncation toward
-/// zero, saturated to [MIN, MAX] of `to`, NaN to 0. arith.fptosi is poison for
-/// those inputs; selecting over it is well defined (select does not
-/// propagate poison from the unselected operand). The bounds +-2^(w-1) are
-/// powers of two, exact in every float type or rounded to +-inf, so `x >=
-/// 2^(w-1)` and `x <= -2^(w-1)` are exactly the out-of-range inputs.
-Value saturatingFPToSI(OpBuilder &b, Location loc, Value v, IntegerType to) {
-  auto from = cast<FloatType>(v.getType());
-  if (to.isUnsigned())
-    return saturatingFPToUI(b, loc, v, to);
-  unsigned w = to.getWidth();
-  APFloat bound = llvm::scalbn(APFloat::getOne(from.getFloatSemantics()),
-                               static_cast<int>(w) - 1,
-                               APFloat::rmNearestTiesToEven);
-  Value hi = arith::ConstantOp::create(b, loc, b.getFloatAttr(from, bound));
-  Value lo = arith::ConstantOp::create(b, loc, b.getFloatAttr(from, -bound));
-  Value r = arith::FPToSIOp::create(b, loc, to, v);
-  auto cmp = [&](arith::CmpFPredicate p, Value x, Value y) {
-    return arith::CmpFOp::create(b, loc, p, x, y);
-  };
-  auto intAttr = [&](const APInt &i) {
-    return arith::ConstantOp::create(b, loc, IntegerAttr::get(to, i));
-  };
-  r = arith::SelectOp::create(b, loc, cmp(arith::CmpFPredicate::OGE, v, hi),
-                              intAttr(APInt::getSignedMaxValue(w)), r);
+                              intAttr(u ? APInt::getAllOnes(w) : APInt::getSignedMaxValue(w)), r);
+  if (u)
+    return arith::SelectOp::create(b, loc, cmp(arith::CmpFPredicate::ULE, v, lo),
+                                   intAttr(APInt::getZero(w)), r);
   r = arith::SelectOp::create(b, loc, cmp(arith::CmpFPredicate::OLE, v, lo),
                               intAttr(APInt::getSignedMinValue(w)), r);
   return arith::SelectOp::create(b, loc, cmp(arith::CmpFPredicate::UNO, v, v),
@@ -331,7 +311,7 @@ Value convertScalar(OpBuilder &b, Location loc, Value v, Type to) {
     if (to.isInteger(1))
       return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, v,
                                    zeroConst(b, loc, from));
-    return saturatingFPToSI(b, loc, v, cast<IntegerType>(to));
+    return saturatingFPToInt(b, loc, v, cast<IntegerType>(to));
   }
   bool zeroExtends = from.isInteger(1) || from.isUnsignedInteger();
   if (from.isInteger(1) && !toF)
