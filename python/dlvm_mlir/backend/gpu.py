@@ -64,6 +64,8 @@ from typing import Any, Callable, Sequence
 
 from mlir import ir
 from mlir.dialects import gpu as gpu_d
+from mlir.dialects import transform
+from mlir.dialects.transform import structured
 
 from dlvm_mlir.backend.kernel_fusion import FusionOptions, fusion_steps, normalize_steps
 from dlvm_mlir.passes import Call, Passes, Step, run_passes, run_steps
@@ -90,13 +92,13 @@ from .gpu_schedule import (
     GpuPlan,
     GpuScheduleOptions,
     output_dim_order,
+    parallel_plan_body,
     plan_gpu_op,
-    render_parallel_plan,
 )
 from .boolmem import widen_bool_memrefs
 from .artifact import CodegenOptions, runtime_library, write_artifact
 from .runtime import ENTRY_PREFIX, ArtifactInfo, CpuExecutable, ExecutionError, FunctionSignature, runtime_library_dir
-from .schedule import run_transform_script
+from .schedule import build_transform_module, run_transform_script
 
 __all__ = [
     "CudaExecutable",
@@ -389,17 +391,13 @@ def grid_stride(module: ir.Module, op: ir.Operation, nest: Any, op_id: int, thre
     i64 = ir.IntegerType.get_signless(64)
     op.attributes[GPU_OP_ATTR] = ir.IntegerAttr.get(i64, op_id)
     launch = wrap_in_launch(op, grid=(grid, 1, 1), block=(block, 1, 1))
-    script = (
-        "module attributes {transform.with_named_sequence} {\n"
-        "  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {\n"
-        f"    %op = transform.structured.match attributes {{{GPU_OP_ATTR} = {op_id} : i64}} in %root"
-        " : (!transform.any_op) -> !transform.any_op\n"
-        "    %loops = transform.structured.convert_to_loops %op : (!transform.any_op) -> !transform.any_op\n"
-        "    transform.yield\n"
-        "  }\n"
-        "}\n"
-    )
-    run_transform_script(module, script)
+
+    def to_loops(root: ir.Value) -> None:
+        any_op = transform.AnyOpType.get()
+        tagged = ir.DictAttr.get({GPU_OP_ATTR: ir.IntegerAttr.get(i64, op_id)})
+        structured.ConvertToLoopsOp(any_op, structured.MatchOp(any_op, root, op_attrs=tagged).result)
+
+    run_transform_script(module, to_loops)
     if distribute:
         body = launch.regions[0].blocks[0]
         loop = next((o.operation for o in body.operations if o.operation.name == "scf.for"), None)
@@ -473,9 +471,10 @@ def _map_ops(module: ir.Module, options: GpuOptions) -> list[GpuOpRecord]:
             else:
                 fallback.append((op, nest, record))
         for op_id, op, plan, record in work:
-            record.script = render_parallel_plan(plan, op_id)
+            script = build_transform_module(parallel_plan_body(plan, op_id))
+            record.script = str(script)
             try:
-                run_transform_script(module, record.script)
+                run_transform_script(module, script)
             except Exception as exc:  # the interpreter reports failures as ValueError
                 record.error = str(exc).strip().splitlines()[-1] if str(exc).strip() else repr(exc)
                 fallback.append((op, analyze_linalg_op(op), record))

@@ -27,6 +27,13 @@ its static loop nest (:func:`dlvm_mlir.backend.analysis.analyze_linalg_op`):
 
 Tile sizes that divide the extents are preferred, so that most tiles are
 static; otherwise the last block is partial (``affine.min`` sizes).
+
+The ``parallel`` plan's transform script is built with the upstream Python
+op builders (``transform.structured``, ``transform.gpu``;
+:func:`parallel_plan_body`) and verified as it is built; only the
+``#gpu.block<x>`` / ``#gpu.thread<x>`` mapping attributes are parsed from
+text, since the bindings have no builder for them.  The matmul kernels of
+:mod:`dlvm_mlir.backend.gpu_kernels` are still written as text.
 """
 
 from __future__ import annotations
@@ -34,9 +41,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from mlir import ir
-from mlir.dialects import linalg
+from mlir.dialects import linalg, transform
+from mlir.dialects.transform import gpu as transform_gpu
+from mlir.dialects.transform import structured
 
 from .analysis import LoopNest
+from .schedule import SequenceBody, build_transform_module
 from .tiling import divisors
 
 __all__ = [
@@ -44,14 +54,13 @@ __all__ = [
     "GpuScheduleOptions",
     "GpuPlan",
     "plan_gpu_op",
+    "parallel_plan_body",
     "render_parallel_plan",
     "output_dim_order",
 ]
 
 GPU_OP_ATTR = "dlvm.gpu_op"
 """Temporary attribute naming one op for its transform script."""
-
-ANY = "!transform.any_op"
 
 MAX_GRID_YZ = 65535
 MAX_BLOCK_Z = 64
@@ -191,39 +200,39 @@ def plan_gpu_op(
     )
 
 
-def _ints(values: tuple[int, ...] | list[int]) -> str:
-    return "[" + ", ".join(str(v) for v in values) + "]"
+def _mapping(plan: GpuPlan, sizes: tuple[int, ...], kind: str) -> ir.ArrayAttr:
+    """``[#gpu.<kind><x|y|z>, ...]`` for each tiled loop, in loop order.
 
-
-def _mapping(plan: GpuPlan, sizes: tuple[int, ...], kind: str) -> str:
-    """``#gpu.<kind><x|y|z>`` for each tiled loop, in loop order."""
+    The bindings have no builder for the GPU mapping attributes
+    (``#gpu.block<x>``, ``#gpu.thread<x>``): each is parsed from its text.
+    """
     names = {}
     for axis, dim in enumerate(plan.mapped):
         if dim is not None:
             names[dim] = "xyz"[axis]
-    attrs = [f"#gpu.{kind}<{names[d]}>" for d, size in enumerate(sizes) if size]
-    return "[" + ", ".join(attrs) + "]"
+    return ir.ArrayAttr.get([ir.Attribute.parse(f"#gpu.{kind}<{names[d]}>") for d, size in enumerate(sizes) if size])
+
+
+def parallel_plan_body(plan: GpuPlan, op_id: int) -> SequenceBody:
+    """Transform IR: tile op ``op_id`` onto blocks and threads and make a ``gpu.launch``."""
+
+    def body(root: ir.Value) -> None:
+        any_op = transform.AnyOpType.get()
+        i64 = ir.IntegerType.get_signless(64)
+        op = structured.MatchOp(any_op, root, op_attrs=ir.DictAttr.get({GPU_OP_ATTR: ir.IntegerAttr.get(i64, op_id)}))
+        blocks = structured.TileUsingForallOp(
+            op.result, tile_sizes=list(plan.block_tiles), mapping=_mapping(plan, plan.block_tiles, "block")
+        )
+        structured.TileUsingForallOp(  # its forall is found again through the launch
+            blocks.tiled_op, num_threads=list(plan.thread_counts), mapping=_mapping(plan, plan.thread_counts, "thread")
+        )
+        launch = transform_gpu.MapForallToBlocks(blocks.forall_op, generate_gpu_launch=True).result
+        transform_gpu.MapNestedForallToThreads(launch, block_dims=list(plan.block_dims))
+
+    return body
 
 
 def render_parallel_plan(plan: GpuPlan, op_id: int) -> str:
-    """Transform IR: tile op ``op_id`` onto blocks and threads and make a ``gpu.launch``."""
-    match = f"{{{GPU_OP_ATTR} = {op_id} : i64}}"
-    lines = [
-        f"%op = transform.structured.match attributes {match} in %root : ({ANY}) -> {ANY}",
-        f"%tiled, %blocks = transform.structured.tile_using_forall %op tile_sizes {_ints(plan.block_tiles)}"
-        f" (mapping = {_mapping(plan, plan.block_tiles, 'block')}) : ({ANY}) -> ({ANY}, {ANY})",
-        f"%inner, %threads = transform.structured.tile_using_forall %tiled num_threads {_ints(plan.thread_counts)}"
-        f" (mapping = {_mapping(plan, plan.thread_counts, 'thread')}) : ({ANY}) -> ({ANY}, {ANY})",
-        f"%launch = transform.gpu.map_forall_to_blocks %blocks generate_gpu_launch : ({ANY}) -> {ANY}",
-        f"%mapped = transform.gpu.map_nested_forall_to_threads %launch block_dims = {_ints(plan.block_dims)}"
-        f" : ({ANY}) -> {ANY}",
-    ]
-    body = "\n".join("    " + line for line in lines)
-    return (
-        "module attributes {transform.with_named_sequence} {\n"
-        f"  transform.named_sequence @__transform_main(%root: {ANY} {{transform.readonly}}) {{\n"
-        f"{body}\n"
-        "    transform.yield\n"
-        "  }\n"
-        "}\n"
-    )
+    """:func:`parallel_plan_body`'s transform module as text (in a context of its own), for reading."""
+    with ir.Context():
+        return str(build_transform_module(parallel_plan_body(plan, op_id)))

@@ -3,21 +3,13 @@
 from __future__ import annotations
 
 from mlir import ir
+from mlir.dialects import transform
+from mlir.dialects.transform import structured
 
 from .schedule import run_transform_script
 
 __all__ = ["affine_maps", "dense_ints", "generalize_tagged", "iterator_types", "map_dims", "reassociation",
            "result_linalg_ops"]
-
-_GENERALIZE_TAGGED = """
-module attributes {transform.with_named_sequence} {
-  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
-    %ops = transform.structured.match attributes {ATTR} in %root : (!transform.any_op) -> !transform.any_op
-    %g = transform.structured.generalize %ops : (!transform.any_op) -> !transform.any_op
-    transform.yield
-  }
-}
-"""
 
 
 def dense_ints(attr: ir.Attribute) -> list[int]:
@@ -49,7 +41,13 @@ def result_linalg_ops(module: ir.Module) -> list[ir.Operation]:
 
 def generalize_tagged(module: ir.Module, tag: str) -> None:
     """Turn every linalg op carrying the unit attribute ``tag`` into a ``linalg.generic``."""
-    run_transform_script(module, _GENERALIZE_TAGGED.replace("ATTR", tag))
+
+    def body(root: ir.Value) -> None:
+        any_op = transform.AnyOpType.get()
+        ops = structured.MatchOp(any_op, root, op_attrs=ir.DictAttr.get({tag: ir.UnitAttr.get()})).result
+        structured.GeneralizeOp(ops)
+
+    run_transform_script(module, body)
 
 
 def reassociation(groups: list[list[int]]) -> ir.ArrayAttr:

@@ -25,29 +25,29 @@ from __future__ import annotations
 import math
 
 from mlir import ir
-from mlir.dialects import linalg, tensor
+from mlir.dialects import linalg, tensor, transform
+from mlir.dialects.transform import structured
 
 from .analysis import LoopNest, analyze_linalg_op
 from .linalg_rewrite import generalize_tagged, reassociation, result_linalg_ops
 from .options import ScheduleOptions
-from .schedule import run_transform_script
+from .schedule import SequenceBody, build_transform_module, run_transform_script
 from .tiling import divisors
 
 __all__ = ["split_factor", "split_reductions"]
 
 _TAG = "dlvm.split_reduction"
 
-_SPLIT = """
-module attributes {transform.with_named_sequence} {
-  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
-    %ops = transform.structured.match attributes {ATTR} in %root : (!transform.any_op) -> !transform.any_op
-    %init, %fill, %split, %combine = transform.structured.split_reduction %ops
-      { split_factor = FACTOR, insert_split_dimension = 0 }
-      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-    transform.yield
-  }
-}
-"""
+
+def _split_body(factor: int) -> SequenceBody:
+    """``transform.structured.split_reduction`` (``factor``, split dimension 0) of the op tagged :data:`_TAG`."""
+
+    def body(root: ir.Value) -> None:
+        any_op = transform.AnyOpType.get()
+        ops = structured.MatchOp(any_op, root, op_attrs=ir.DictAttr.get({_TAG: ir.UnitAttr.get()})).result
+        structured.SplitReductionOp(any_op, any_op, any_op, any_op, ops, split_factor=factor, insert_split_dimension=0)
+
+    return body
 
 
 def split_factor(nest: LoopNest, options: ScheduleOptions) -> int | None:
@@ -120,8 +120,9 @@ def split_reductions(module: ir.Module, options: ScheduleOptions) -> int:
                 _collapse_loops(op)
         for op, factor in targets:
             op.attributes[_TAG] = ir.UnitAttr.get()
+            script = build_transform_module(_split_body(factor))
             try:
-                run_transform_script(module, _SPLIT.replace("ATTR", _TAG).replace("FACTOR", str(factor)))
+                run_transform_script(module, script)
                 split += 1
             except Exception:  # no neutral element known for the combiner: leave it
                 del op.attributes[_TAG]

@@ -24,22 +24,41 @@ nest (:mod:`dlvm_mlir.backend.analysis`) and the host (:class:`CpuTarget`):
 Tile sizes at the thread and cache levels always divide the extents; register
 tiles may not, and those loops are peeled (``transform.loop.peel``), which
 leaves static full tiles plus static remainder tiles: every piece can be
-vectorized, whatever the shape.  Each plan is rendered to transform IR and
-applied to its op alone, outlined into a kernel (:func:`apply_op_schedules`;
-ops whose kernels are the same share one schedule); a plan that fails leaves
-the op scalar instead of failing the compilation.  After all ops, loop
-invariant accumulators are hoisted on tensors (:data:`PRE_BUFFERIZE_CLEANUP`)
-and, after bufferization, vectors are lowered to 1-D
-(:func:`post_bufferize_script`).
+vectorized, whatever the shape.  Each plan is built into transform IR
+(:func:`build_plan`) and applied to its op alone, outlined into a kernel
+(:func:`apply_op_schedules`; ops whose kernels are the same share one
+schedule); a plan that fails leaves the op scalar instead of failing the
+compilation.  After all ops, loop invariant accumulators are hoisted on
+tensors (:data:`PRE_BUFFERIZE_CLEANUP`) and, after bufferization, vectors
+are lowered to 1-D (:func:`post_bufferize_script`).
+
+Every transform script here is built with the upstream Python op builders
+(``mlir.dialects.transform``, ``transform.structured``, ``transform.loop``,
+``transform.tensor``, ``transform.vector``) and verified as it is built
+(:func:`build_transform_module`), not printed to text and parsed: a malformed
+script fails where it is made, as a Python exception, instead of as a parse
+error (which the plan fallback used to swallow).  No op needs a textual
+fallback in MLIR 22.1's bindings.  The same builders make the other CPU
+scripts (:mod:`.reduction_split`, :func:`.linalg_rewrite.generalize_tagged`)
+and the GPU back end's (:mod:`.gpu_schedule`, whose ``#gpu.block<x>`` /
+``#gpu.thread<x>`` mapping attributes are parsed: they have no Python
+builder).  :func:`run_transform_script` takes a built module, a
+:data:`SequenceBody` or, still, a module's text.
+``OpScheduleRecord.script`` keeps the printed script, for reading.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from mlir import ir
-from mlir.dialects.transform import interpreter
+from mlir.dialects import transform
+from mlir.dialects.transform import interpreter, structured
+from mlir.dialects.transform import loop as loop_ext
+from mlir.dialects.transform import tensor as tensor_ext
+from mlir.dialects.transform import vector as vector_ext
 
 from .analysis import LoopNest, analyze_linalg_op
 from .kernels import Kernel, inline_kernels, outline_kernels
@@ -55,6 +74,10 @@ __all__ = [
     "OpScheduleRecord",
     "plan_for",
     "register_tile",
+    "SequenceBody",
+    "build_transform_module",
+    "plan_body",
+    "build_plan",
     "render_plan",
     "apply_op_schedules",
     "run_transform_script",
@@ -66,8 +89,6 @@ __all__ = [
 SCHEDULE_ID_ATTR = "dlvm.schedule_id"
 #: on a contraction's ``linalg.fill`` init that is scheduled with it (same id)
 SCHEDULE_INIT_ATTR = "dlvm.schedule_init"
-
-ANY = "!transform.any_op"
 
 
 @dataclass(frozen=True)
@@ -370,53 +391,88 @@ def plan_for(nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -> Pla
 
 
 # --------------------------------------------------------------------------
-# rendering
+# building transform IR
 # --------------------------------------------------------------------------
 
-
-def _ints(values: tuple[int, ...] | list[int]) -> str:
-    return "[" + ", ".join(str(v) for v in values) + "]"
-
-
-class _Emitter:
-    """Accumulates transform IR lines with fresh SSA names."""
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-        self.counter = 0
-
-    def fresh(self, stem: str) -> str:
-        self.counter += 1
-        return f"%{stem}{self.counter}"
-
-    def emit(self, line: str) -> None:
-        self.lines.append("    " + line)
+SequenceBody = Callable[[ir.Value], None]
+"""Builds the body of ``@__transform_main`` at the current insertion point,
+given its ``%root`` handle (the payload op the script is applied to)."""
 
 
-def _emit_canonicalize(em: _Emitter, func: str) -> None:
-    em.emit(f"transform.apply_patterns to {func} {{")
-    em.emit("  transform.apply_patterns.linalg.tiling_canonicalization")
-    em.emit("  transform.apply_patterns.scf.for_loop_canonicalization")
-    em.emit("  transform.apply_patterns.canonicalization")
-    em.emit(f"}} : {ANY}")
+def _any() -> ir.Type:
+    return transform.AnyOpType.get()
+
+
+def _i64(value: int) -> ir.IntegerAttr:
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value)
+
+
+def _match(target: ir.Value, attributes: dict[str, ir.Attribute] | None = None,
+           ops: list[str] | None = None) -> ir.Value:
+    """``transform.structured.match [ops{...}] [attributes {...}] in target``."""
+    return structured.MatchOp(
+        _any(),
+        target,
+        ops=ir.ArrayAttr.get([ir.StringAttr.get(name) for name in ops]) if ops else None,
+        op_attrs=ir.DictAttr.get(attributes) if attributes else None,
+    ).result
+
+
+def _apply_patterns(target: ir.Value, *patterns: Callable[[], object]) -> None:
+    """``transform.apply_patterns to target { patterns... }`` (each pattern op built by a callable)."""
+    op = transform.ApplyPatternsOp(target)
+    with ir.InsertionPoint(op.patterns):
+        for pattern in patterns:
+            pattern()
+
+
+def _canonicalize(func: ir.Value) -> None:
+    _apply_patterns(
+        func,
+        structured.ApplyTilingCanonicalizationPatternsOp,
+        loop_ext.ApplyForLoopCanonicalizationPatternsOp,
+        transform.ApplyCanonicalizationPatternsOp,
+    )
+
+
+def build_transform_module(body: SequenceBody, consumed: bool = False) -> ir.Module:
+    """A transform module ``{transform.with_named_sequence}`` whose
+    ``@__transform_main(%root)`` runs ``body(root)``, built with the upstream
+    op builders in the current context (at an unknown location) and
+    verified."""
+    with ir.Location.unknown():
+        module = ir.Module.create()
+        module.operation.attributes["transform.with_named_sequence"] = ir.UnitAttr.get()
+        mode = "transform.consumed" if consumed else "transform.readonly"
+        with ir.InsertionPoint(module.body):
+            sequence = transform.NamedSequenceOp(
+                "__transform_main", [_any()], [],
+                arg_attrs=ir.ArrayAttr.get([ir.DictAttr.get({mode: ir.UnitAttr.get()})]),
+            )
+        with ir.InsertionPoint(sequence.body):
+            body(sequence.bodyTarget)
+            transform.YieldOp()
+    module.operation.verify()  # raises ir.MLIRError with the diagnostics
+    return module
 
 
 @dataclass(frozen=True)
 class _Loop:
-    """A loop handle produced by ``tile_using_for``."""
+    """A loop handle produced by ``tile_using_for`` (or ``fuse``)."""
 
-    handle: str
+    handle: ir.Value
     dim: int
     peel: bool
     remainder_size: int
     rank: int
 
 
-def _emit_fused_level(em: _Emitter, handle: str, level: TileLevel, reductions: tuple[int, ...]) -> tuple[str, list[_Loop]]:
+def _fused_level(handle: ir.Value, level: TileLevel, reductions: tuple[int, ...]) -> tuple[ir.Value, list[_Loop]]:
     """One level as ``structured.fuse`` over its parallel loops (fusing the
     init into them), then ``tile_using_for`` over its reduction loops."""
     loops: list[_Loop] = []
     peeled = dict(zip(level.loop_order(), level.peeled()))
+    interchange = list(level.interchange) if level.interchange else None
     for part in ("parallel", "reduction"):
         sizes = [
             size if (d in reductions) == (part == "reduction") else 0 for d, size in enumerate(level.sizes)
@@ -424,23 +480,15 @@ def _emit_fused_level(em: _Emitter, handle: str, level: TileLevel, reductions: t
         order = [d for d in level.loop_order() if sizes[d]]
         if not order:
             continue
-        tiled = em.fresh("tiled")
-        names = [em.fresh("loop") for _ in order]
-        interchange = f" interchange {_ints(level.interchange)}" if level.interchange else ""
-        result_types = ", ".join([ANY] * (1 + len(order)))
         if part == "parallel":
-            em.emit(
-                f"{tiled}, {', '.join(names)} = transform.structured.fuse {handle} "
-                f"tile_sizes {_ints(sizes)}{interchange} : ({ANY}) -> ({result_types})"
-            )
+            op = structured.FuseOp(handle, tile_sizes=sizes, tile_interchange=interchange)
+            tiled, generated = op.transformed, list(op.loops)
         else:
-            interchange = f" interchange = {_ints(level.interchange)}" if level.interchange else ""
-            em.emit(
-                f"{tiled}, {', '.join(names)} = transform.structured.tile_using_for {handle} "
-                f"tile_sizes {_ints(sizes)}{interchange} : ({ANY}) -> ({result_types})"
-            )
-        for name, dim in zip(names, order):
-            loops.append(_Loop(name, dim, peeled[dim], level.remainder_size(dim), len(level.sizes)))
+            op = structured.TileUsingForOp(handle, sizes=sizes, interchange=interchange)
+            tiled, generated = op.tiled_linalg_op, list(op.loops)
+        assert len(generated) == len(order)
+        for value, dim in zip(generated, order):
+            loops.append(_Loop(value, dim, peeled[dim], level.remainder_size(dim), len(level.sizes)))
         handle = tiled
     return handle, loops
 
@@ -458,10 +506,10 @@ def init_fusible(plan: Plan) -> bool:
     return True
 
 
-def _emit_tile_levels(
-    em: _Emitter, handle: str, levels: tuple[TileLevel, ...], fuse_reductions: tuple[int, ...] | None = None
+def _tile_levels(
+    handle: ir.Value, levels: tuple[TileLevel, ...], fuse_reductions: tuple[int, ...] | None = None
 ) -> list[_Loop]:
-    """Emit ``tile_using_for`` levels; returns the loops, outermost first.
+    """``tile_using_for`` levels; returns the loops, outermost first.
 
     With ``fuse_reductions`` (the reduction dims), levels down to the first
     one that tiles a reduction fuse the op's init into their parallel loops.
@@ -474,117 +522,102 @@ def _emit_tile_levels(
             continue
         if fusing:
             assert fuse_reductions is not None
-            handle, level_loops = _emit_fused_level(em, handle, level, fuse_reductions)
+            handle, level_loops = _fused_level(handle, level, fuse_reductions)
             loops.extend(level_loops)
             fusing = not any(d in fuse_reductions for d in order)
             continue
-        tiled = em.fresh("tiled")
-        loop_names = [em.fresh("loop") for _ in order]
-        interchange = f" interchange = {_ints(level.interchange)}" if level.interchange else ""
-        result_types = ", ".join([ANY] * (1 + len(order)))
-        em.emit(
-            f"{tiled}, {', '.join(loop_names)} = transform.structured.tile_using_for {handle} "
-            f"tile_sizes {_ints(level.sizes)}{interchange} : ({ANY}) -> ({result_types})"
-        )
-        for name, dim, peel in zip(loop_names, order, level.peeled()):
-            loops.append(_Loop(name, dim, peel, level.remainder_size(dim), len(level.sizes)))
-        handle = tiled
+        interchange = list(level.interchange) if level.interchange else None
+        op = structured.TileUsingForOp(handle, sizes=list(level.sizes), interchange=interchange)
+        generated = list(op.loops)
+        assert len(generated) == len(order)
+        for value, dim, peel in zip(generated, order, level.peeled()):
+            loops.append(_Loop(value, dim, peel, level.remainder_size(dim), len(level.sizes)))
+        handle = op.tiled_linalg_op
     return loops
 
 
-def _emit_peel(em: _Emitter, loop: str) -> str:
-    """Peel ``loop``; returns the handle of the remainder loop."""
-    for_loop = em.fresh("for")
-    em.emit(f'{for_loop} = transform.cast {loop} : {ANY} to !transform.op<"scf.for">')
-    main, rest = em.fresh("main"), em.fresh("rest")
-    em.emit(
-        f"{main}, {rest} = transform.loop.peel {for_loop} : "
-        f'(!transform.op<"scf.for">) -> ({ANY}, {ANY})'
-    )
-    return rest
+def _peel(handle: ir.Value) -> ir.Value:
+    """Peel loop ``handle``; returns the handle of the remainder loop."""
+    for_loop = transform.cast(transform.OperationType.get("scf.for"), handle)
+    return loop_ext.LoopPeelOp(_any(), _any(), for_loop).remainder_loop
 
 
-def _emit_peels(em: _Emitter, loops: list[_Loop], match: str) -> None:
+def _peels(loops: list[_Loop], match: dict[str, ir.Attribute]) -> None:
     """Peel loops innermost first, so outer peels clone already-static bodies.
 
     A remainder with a ``remainder_size`` is tiled again (and its own
     remainder peeled) right away, before an outer peel clones it.
     """
-    for loop in reversed(loops):
-        if not loop.peel:
+    for tile_loop in reversed(loops):
+        if not tile_loop.peel:
             continue
-        rest = _emit_peel(em, loop.handle)
-        if not loop.remainder_size:
+        rest = _peel(tile_loop.handle)
+        if not tile_loop.remainder_size:
             continue
-        pieces = em.fresh("rest_ops")
-        em.emit(f"{pieces} = transform.structured.match attributes {match} in {rest} : ({ANY}) -> {ANY}")
-        sizes = [0] * loop.rank
-        sizes[loop.dim] = loop.remainder_size
-        tiled, sub_loop = em.fresh("rest_tiled"), em.fresh("rest_loop")
-        em.emit(
-            f"{tiled}, {sub_loop} = transform.structured.tile_using_for {pieces} "
-            f"tile_sizes {_ints(sizes)} : ({ANY}) -> ({ANY}, {ANY})"
-        )
-        _emit_peel(em, sub_loop)
+        pieces = _match(rest, match)
+        sizes = [0] * tile_loop.rank
+        sizes[tile_loop.dim] = tile_loop.remainder_size
+        (sub_loop,) = structured.TileUsingForOp(pieces, sizes=sizes).loops
+        _peel(sub_loop)
+
+
+def plan_body(plan: Plan, schedule_id: int) -> SequenceBody:
+    """The transform sequence body applying ``plan`` to the op tagged ``schedule_id``."""
+
+    def body(root: ir.Value) -> None:
+        match = {SCHEDULE_ID_ATTR: _i64(schedule_id)}
+        init_match = {SCHEDULE_INIT_ATTR: _i64(schedule_id)}
+        op = _match(root, match)
+        func = transform.get_parent_op(_any(), op, op_name="func.func")
+        init = _match(root, init_match) if plan.fuse_init else None
+        handle = op
+        if plan.thread_tiles is not None:
+            threaded = structured.TileUsingForallOp(op, tile_sizes=list(plan.thread_tiles))
+            if init is not None:
+                structured.FuseIntoContainingOp(init, threaded.forall_op)
+            handle = threaded.tiled_op
+        loops = _tile_levels(handle, plan.levels, plan.reduction_dims if plan.fuse_init else None)
+        _peels(loops, match)
+        _canonicalize(func)
+        if plan.vectorize:
+            target = _match(func, match)
+            if plan.fuse_init:
+                # the init's tiles left after forwarding (usually none: a transfer
+                # read of the zeros just written folds to the zero vector)
+                structured.VectorizeOp(_match(func, init_match))
+            if plan.decompose:
+                target = structured.DecomposeOp(target).result
+            structured.VectorizeOp(target, vectorize_nd_extract=True)
+            _canonicalize(func)
+
+    return body
+
+
+def build_plan(plan: Plan, schedule_id: int) -> ir.Module:
+    """Transform IR (a module, in the current context) applying ``plan`` to the op tagged ``schedule_id``."""
+    return build_transform_module(plan_body(plan, schedule_id))
 
 
 def render_plan(plan: Plan, schedule_id: int) -> str:
-    """Transform IR (a full module) applying ``plan`` to the op tagged ``schedule_id``."""
-    em = _Emitter()
-    match = f"{{{SCHEDULE_ID_ATTR} = {schedule_id} : i64}}"
-    em.emit(f"%op = transform.structured.match attributes {match} in %root : ({ANY}) -> {ANY}")
-    em.emit(f'%func = transform.get_parent_op %op {{op_name = "func.func"}} : ({ANY}) -> {ANY}')
-    init_match = f"{{{SCHEDULE_INIT_ATTR} = {schedule_id} : i64}}"
-    if plan.fuse_init:
-        em.emit(f"%init = transform.structured.match attributes {init_match} in %root : ({ANY}) -> {ANY}")
-    handle = "%op"
-    if plan.thread_tiles is not None:
-        em.emit(
-            f"%threaded, %forall = transform.structured.tile_using_forall %op "
-            f"tile_sizes {_ints(plan.thread_tiles)} : ({ANY}) -> ({ANY}, {ANY})"
-        )
-        if plan.fuse_init:
-            em.emit(
-                f"%init_fused, %forall_fused = transform.structured.fuse_into_containing_op %init into %forall"
-                f" : ({ANY}, {ANY}) -> ({ANY}, {ANY})"
-            )
-        handle = "%threaded"
-    loops = _emit_tile_levels(em, handle, plan.levels, plan.reduction_dims if plan.fuse_init else None)
-    _emit_peels(em, loops, match)
-    _emit_canonicalize(em, "%func")
-    if plan.vectorize:
-        em.emit(f"%pieces = transform.structured.match attributes {match} in %func : ({ANY}) -> {ANY}")
-        target = "%pieces"
-        if plan.fuse_init:
-            # the init's tiles left after forwarding (usually none: a transfer
-            # read of the zeros just written folds to the zero vector)
-            em.emit(f"%inits = transform.structured.match attributes {init_match} in %func : ({ANY}) -> {ANY}")
-            em.emit(f"transform.structured.vectorize %inits : {ANY}")
-        if plan.decompose:
-            em.emit(f"%decomposed = transform.structured.decompose %pieces : ({ANY}) -> {ANY}")
-            target = "%decomposed"
-        em.emit(f"transform.structured.vectorize {target} {{vectorize_nd_extract}} : {ANY}")
-        _emit_canonicalize(em, "%func")
-    body = "\n".join(em.lines)
-    return _wrap_sequence(body, consumed=False)
+    """:func:`build_plan`'s module as text (in a context of its own), for reading."""
+    with ir.Context():
+        return str(build_plan(plan, schedule_id))
 
 
-def _wrap_sequence(body: str, consumed: bool) -> str:
-    mode = "transform.consumed" if consumed else "transform.readonly"
-    return (
-        "module attributes {transform.with_named_sequence} {\n"
-        f"  transform.named_sequence @__transform_main(%root: {ANY} {{{mode}}}) {{\n"
-        f"{body}\n"
-        "    transform.yield\n"
-        "  }\n"
-        "}\n"
-    )
+def run_transform_script(payload: ir.Module | ir.Operation, script: str | ir.Module | SequenceBody) -> None:
+    """Apply a transform script to ``payload`` (a module or an op).
 
-
-def run_transform_script(payload: ir.Module | ir.Operation, script: str) -> None:
-    """Parse ``script`` in ``payload``'s context and apply it to ``payload`` (a module or an op)."""
+    ``script`` is a transform module built in ``payload``'s context, a
+    :data:`SequenceBody` (built here, in that context) or a transform
+    module's text (parsed here; for scripts written as text elsewhere).
+    """
     with payload.context:
-        transform_module = ir.Module.parse(script)
+        if isinstance(script, str):
+            transform_module = ir.Module.parse(script)
+        elif isinstance(script, ir.Module):
+            transform_module = script
+        else:
+            transform_module = build_transform_module(script)
         entry = transform_module.body.operations[0]
         interpreter.apply_named_sequence(payload.operation, entry, transform_module)
 
@@ -731,14 +764,20 @@ def _schedule_kernel(
         return records
     if not _apply(payload, record, plan, schedule_id) and plan.fuse_init:
         records.extend(_schedule_init_alone(payload, schedule_id, next_id + len(records) - 1, target, options))
-        if _run(payload, render_plan(replace(plan, fuse_init=False), schedule_id)) is None:
+        if _run(payload, _build(payload, replace(plan, fuse_init=False), schedule_id)) is None:
             record.fallback = "without the fused init"
     if not record.applied and not record.fallback:
         record.fallback = _fallback(payload, schedule_id)
     return records
 
 
-def _run(payload: ir.Operation, script: str) -> str | None:
+def _build(payload: ir.Operation, plan: Plan, schedule_id: int) -> ir.Module:
+    """:func:`build_plan` in ``payload``'s context."""
+    with payload.context:
+        return build_plan(plan, schedule_id)
+
+
+def _run(payload: ir.Operation, script: ir.Module) -> str | None:
     """Run a transform script on ``payload``: ``None``, or the error's last line."""
     try:
         run_transform_script(payload, script)
@@ -750,8 +789,9 @@ def _run(payload: ir.Operation, script: str) -> str | None:
 
 def _apply(payload: ir.Operation, record: OpScheduleRecord, plan: Plan, schedule_id: int) -> bool:
     """Apply ``plan`` to op ``schedule_id``; whether it applied (else the error is recorded)."""
-    record.script = render_plan(plan, schedule_id)
-    record.error = _run(payload, record.script) or ""
+    script = _build(payload, plan, schedule_id)
+    record.script = str(script)
+    record.error = _run(payload, script) or ""
     record.applied = not record.error
     return record.applied
 
@@ -759,7 +799,7 @@ def _apply(payload: ir.Operation, record: OpScheduleRecord, plan: Plan, schedule
 def _fallback(payload: ir.Operation, schedule_id: int) -> str:
     """After a failed schedule: vectorize op ``schedule_id`` untiled, or leave it to scalar loops."""
     plan = Plan(kind="vectorize-only", note="fallback")
-    return "vectorized without tiling" if _run(payload, render_plan(plan, schedule_id)) is None else "scalar loops"
+    return "vectorized without tiling" if _run(payload, _build(payload, plan, schedule_id)) is None else "scalar loops"
 
 
 def _schedule_init_alone(
@@ -796,24 +836,24 @@ def _schedule_init_alone(
     return records
 
 
-PRE_BUFFERIZE_CLEANUP = _wrap_sequence(
-    """    %funcs = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
-    transform.apply_patterns to %funcs {
-      transform.apply_patterns.vector.reduction_to_contract
-      transform.apply_patterns.vector.transfer_permutation_patterns
-    } : !transform.any_op
-    transform.apply_patterns to %funcs {
-      transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
-      transform.apply_patterns.canonicalization
-    } : !transform.any_op
-    transform.apply_cse to %funcs : !transform.any_op
-    %loops = transform.structured.match ops{["scf.for"]} in %root : (!transform.any_op) -> !transform.any_op
-    transform.loop.hoist_loop_invariant_subsets %loops : !transform.any_op
-    transform.apply_patterns to %funcs {
-      transform.apply_patterns.canonicalization
-    } : !transform.any_op""",
-    consumed=False,
-)
+def _pre_bufferize_cleanup(root: ir.Value) -> None:
+    funcs = _match(root, ops=["func.func"])
+    _apply_patterns(
+        funcs,
+        vector_ext.ApplyVectorReductionToContractPatternsOp,
+        vector_ext.ApplyTransferPermutationPatternsOp,
+    )
+    _apply_patterns(
+        funcs,
+        tensor_ext.ApplyFoldTensorSubsetOpsIntoVectorTransfersPatternsOp,
+        transform.ApplyCanonicalizationPatternsOp,
+    )
+    transform.ApplyCommonSubexpressionEliminationOp(funcs)
+    loop_ext.HoistLoopInvariantSubsetsOp(_match(root, ops=["scf.for"]))
+    _apply_patterns(funcs, transform.ApplyCanonicalizationPatternsOp)
+
+
+PRE_BUFFERIZE_CLEANUP: SequenceBody = _pre_bufferize_cleanup
 """Vector cleanups on tensors, then loop-invariant accumulators (e.g. the
 register tile of C in a matmul's k loop) hoisted into loop-carried vectors.
 
@@ -863,7 +903,7 @@ def mark_transfer_hoisting(module: ir.Module) -> None:
                 op.operation.attributes[HOIST_TRANSFERS_ATTR] = ir.UnitAttr.get()
 
 
-def post_bufferize_script(vector_bits: int) -> str:
+def post_bufferize_script(vector_bits: int) -> SequenceBody:
     """Hoisting of loop-invariant vector transfers (in the functions :func:`mark_transfer_hoisting`
     marked), then vector lowering to 1-D ops.
 
@@ -873,40 +913,41 @@ def post_bufferize_script(vector_bits: int) -> str:
     memory), or leading-unit-dim casts with contraction lowering on
     vectorized 1-D convolutions (loops forever).
     """
-    transpose = "shuffle_16x16" if vector_bits >= 512 else "eltwise"
-    return _wrap_sequence(
-        f"""    %funcs = transform.structured.match ops{{["func.func"]}} in %root : (!transform.any_op) -> !transform.any_op
-    transform.apply_cse to %funcs : !transform.any_op
-    transform.apply_patterns to %funcs {{
-      transform.apply_patterns.canonicalization
-    }} : !transform.any_op
-    transform.apply_cse to %funcs : !transform.any_op
-    %safe = transform.structured.match ops{{["func.func"]}} attributes {{{HOIST_TRANSFERS_ATTR}}} in %root : (!transform.any_op) -> !transform.any_op
-    transform.structured.hoist_redundant_vector_transfers %safe : (!transform.any_op) -> !transform.any_op
-    %hoisted = transform.structured.match ops{{["func.func"]}} in %root : (!transform.any_op) -> !transform.any_op
-    transform.apply_patterns to %hoisted {{
-      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
-    }} : !transform.any_op
-    transform.apply_patterns to %hoisted {{
-      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
-    }} : !transform.any_op
-    transform.apply_patterns to %hoisted {{
-      transform.apply_patterns.vector.lower_multi_reduction lowering_strategy = "innerreduction"
-    }} : !transform.any_op
-    transform.apply_patterns to %hoisted {{
-      transform.apply_patterns.vector.transfer_permutation_patterns
-    }} : !transform.any_op
-    transform.apply_patterns to %hoisted {{
-      transform.apply_patterns.vector.transfer_to_scf max_transfer_rank = 1 full_unroll = true
-      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
-      transform.apply_patterns.vector.lower_outerproduct
-      transform.apply_patterns.vector.lower_transpose lowering_strategy = "{transpose}"
-      transform.apply_patterns.vector.lower_broadcast
-      transform.apply_patterns.vector.lower_masks
-    }} : !transform.any_op
-    transform.apply_patterns to %hoisted {{
-      transform.apply_patterns.vector.lower_shape_cast
-    }} : !transform.any_op
-    transform.apply_cse to %hoisted : !transform.any_op""",
-        consumed=False,
-    )
+    lowering = vector_ext.VectorTransposeLowering
+    transpose = lowering.Shuffle16x16 if vector_bits >= 512 else lowering.EltWise
+
+    def body(root: ir.Value) -> None:
+        funcs = _match(root, ops=["func.func"])
+        transform.ApplyCommonSubexpressionEliminationOp(funcs)
+        _apply_patterns(funcs, transform.ApplyCanonicalizationPatternsOp)
+        transform.ApplyCommonSubexpressionEliminationOp(funcs)
+        safe = _match(root, {HOIST_TRANSFERS_ATTR: ir.UnitAttr.get()}, ops=["func.func"])
+        structured.HoistRedundantVectorTransfersOp(_any(), safe)
+        hoisted = _match(root, ops=["func.func"])
+        _apply_patterns(hoisted, vector_ext.ApplyCastAwayVectorLeadingOneDimPatternsOp)
+        _apply_patterns(
+            hoisted,
+            lambda: vector_ext.ApplyLowerContractionPatternsOp(
+                lowering_strategy=vector_ext.VectorContractLowering.OuterProduct
+            ),
+        )
+        _apply_patterns(
+            hoisted,
+            lambda: vector_ext.ApplyLowerMultiReductionPatternsOp(
+                lowering_strategy=vector_ext.VectorMultiReductionLowering.InnerReduction
+            ),
+        )
+        _apply_patterns(hoisted, vector_ext.ApplyTransferPermutationPatternsOp)
+        _apply_patterns(
+            hoisted,
+            lambda: vector_ext.ApplyTransferToScfPatternsOp(max_transfer_rank=1, full_unroll=True),
+            lambda: vector_ext.ApplyLowerTransferPatternsOp(max_transfer_rank=1),
+            vector_ext.ApplyLowerOuterProductPatternsOp,
+            lambda: vector_ext.ApplyLowerTransposePatternsOp(lowering_strategy=transpose),
+            vector_ext.ApplyLowerBroadcastPatternsOp,
+            vector_ext.ApplyLowerMasksPatternsOp,
+        )
+        _apply_patterns(hoisted, vector_ext.ApplyLowerShapeCastPatternsOp)
+        transform.ApplyCommonSubexpressionEliminationOp(hoisted)
+
+    return body
