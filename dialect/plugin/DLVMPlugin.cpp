@@ -2,8 +2,10 @@
 //
 // `mlir-opt --load-dialect-plugin=libDLVMPlugin.so` parses, prints, verifies
 // and canonicalizes dlvm IR. The same library is a pass plugin:
-// `--load-pass-plugin=libDLVMPlugin.so` adds the dlvm C++ passes
-// (`--dlvm-to-linalg`).
+// `--load-pass-plugin=libDLVMPlugin.so` registers the dlvm C++ passes, to be
+// named in a pipeline: `--pass-pipeline='builtin.module(dlvm-to-linalg)'`.
+// (mlir-opt parses its pass flags before it loads the plugin, so it has no
+// `--dlvm-to-linalg` flag; `dlvm-opt --dlvm-to-linalg` does.)
 //
 //===----------------------------------------------------------------------===//
 #include "dlvm/DLVMOps.h"

@@ -39,6 +39,7 @@ __all__ = [
     "replace_contents",
     "report_failure",
     "run_in_private_context",
+    "run_lowering_privately",
     "stage_passes",
     "to_linalg",
 ]
@@ -70,6 +71,28 @@ def run_in_private_context(module: ir.Operation, stages: Callable[[ir.Module], o
         stages(work)
         result = work.operation.get_asm(enable_debug_info=True)
     return ir.Module.parse(result, module.context)
+
+
+def run_lowering_privately(
+    pass_: ModulePass, module: ir.Operation, what: str, lower: Callable[[ir.Module], object]
+) -> None:
+    """A lowering pipeline as one pass (``run``; a pass manager runs the steps of
+    ``expand`` instead): on a copy of ``module`` in a private context, the front
+    half, then ``lower(copy)`` unless ``pass_.stop_at`` is ``linalg``; failures are
+    reported as errors (:func:`report_failure`) and leave ``module`` untouched."""
+    front = front_options(pass_)
+
+    def stages(work: ir.Module) -> None:
+        to_linalg(work, front)
+        if pass_.stop_at != "linalg":
+            lower(work)
+
+    try:
+        result = run_in_private_context(module, stages)
+    except Exception as exc:  # ExecutionError and pass failures inside the stages
+        report_failure(pass_, module, what, exc)
+        return
+    replace_contents(module, result)
 
 
 def _diagnostics_of(exc: BaseException) -> list[Diagnostic]:

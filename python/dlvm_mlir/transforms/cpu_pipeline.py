@@ -58,9 +58,7 @@ from dlvm_mlir.passes import Call, ModulePass, Option, PassError, Step, register
 from dlvm_mlir.transforms._lowering import (
     FRONT_OPTIONS,
     front_options,
-    replace_contents,
-    report_failure,
-    run_in_private_context,
+    run_lowering_privately,
     stage_passes,
     to_linalg,
 )
@@ -166,16 +164,5 @@ class CpuPipeline(ModulePass):
         if problem is not None:
             raise PassError(problem, at=module)
         options = self._options()
-        front = front_options(self)
-
-        def stages(work: ir.Module) -> None:
-            to_linalg(work, front)
-            if self.stop_at != "linalg":
-                lower_to_llvm_cpu(work, options=options, stop_after=self.stop_at)
-
-        try:
-            result = run_in_private_context(module, stages)
-        except Exception as exc:  # ExecutionError, pass failures inside the stages
-            report_failure(self, module, "dlvm-cpu-pipeline", exc)
-            return
-        replace_contents(module, result)
+        run_lowering_privately(self, module, "dlvm-cpu-pipeline",
+                               lambda work: lower_to_llvm_cpu(work, options=options, stop_after=self.stop_at))

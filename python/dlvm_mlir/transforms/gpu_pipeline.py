@@ -38,9 +38,7 @@ from dlvm_mlir.passes import Call, ModulePass, Option, PassError, Step, register
 from dlvm_mlir.transforms._lowering import (
     FRONT_OPTIONS,
     front_options,
-    replace_contents,
-    report_failure,
-    run_in_private_context,
+    run_lowering_privately,
     stage_passes,
     to_linalg,
 )
@@ -120,16 +118,5 @@ class GpuPipeline(ModulePass):
         if problem is not None:
             raise PassError(problem, at=module)
         options = self._options()
-        front = front_options(self)
-
-        def stages(work: ir.Module) -> None:
-            to_linalg(work, front)
-            if self.stop_at != "linalg":
-                lower_to_gpu(work, options, stop_after=self.stop_at)
-
-        try:
-            result = run_in_private_context(module, stages)
-        except Exception as exc:  # ExecutionError and pass failures inside the stages
-            report_failure(self, module, "dlvm-gpu-pipeline", exc)
-            return
-        replace_contents(module, result)
+        run_lowering_privately(self, module, "dlvm-gpu-pipeline",
+                               lambda work: lower_to_gpu(work, options, stop_after=self.stop_at))
