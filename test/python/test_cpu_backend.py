@@ -85,6 +85,27 @@ def test_matmul_shapes(m: int, n: int, k: int) -> None:
     assert all(r.applied for r in exe.lowering.schedules), exe.lowering.schedules
 
 
+def test_a_plan_that_cannot_be_built_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A schedule the transform verifier rejects while it is built fails like one that
+    fails to apply: the op is recorded as not applied and still computes the right values."""
+    from dlvm_mlir.backend import schedule
+
+    real = schedule.build_plan
+
+    def rejecting(plan, schedule_id):
+        if plan.kind == "contraction":
+            raise ValueError("simulated verifier error\nbad tile sizes")
+        return real(plan, schedule_id)
+
+    monkeypatch.setattr(schedule, "build_plan", rejecting)
+    exe = compile_cpu(textwrap.dedent(matmul_ir(33, 65, 17)), threads=2, use_cache=False)
+    a, b = rand(33, 17), rand(17, 65)
+    assert_close(exe.mm(a, b), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+    [matmul] = [r for r in exe.lowering.schedules if r.op_name == "linalg.matmul"]
+    assert not matmul.applied and "building the schedule failed: bad tile sizes" in matmul.error
+    assert matmul.fallback
+
+
 def test_matmul_is_vectorized_and_threaded() -> None:
     exe = compile_ir(matmul_ir(128, 128, 128))
     llvm = str(exe.lowering.module)

@@ -764,7 +764,7 @@ def _schedule_kernel(
         return records
     if not _apply(payload, record, plan, schedule_id) and plan.fuse_init:
         records.extend(_schedule_init_alone(payload, schedule_id, next_id + len(records) - 1, target, options))
-        if _run(payload, _build(payload, replace(plan, fuse_init=False), schedule_id)) is None:
+        if _run_plan(payload, replace(plan, fuse_init=False), schedule_id)[1] is None:
             record.fallback = "without the fused init"
     if not record.applied and not record.fallback:
         record.fallback = _fallback(payload, schedule_id)
@@ -777,21 +777,37 @@ def _build(payload: ir.Operation, plan: Plan, schedule_id: int) -> ir.Module:
         return build_plan(plan, schedule_id)
 
 
+def _last_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[-1] if text else repr(exc)
+
+
 def _run(payload: ir.Operation, script: ir.Module) -> str | None:
     """Run a transform script on ``payload``: ``None``, or the error's last line."""
     try:
         run_transform_script(payload, script)
         return None
     except Exception as exc:  # the interpreter reports failures as ValueError
-        text = str(exc).strip()
-        return text.splitlines()[-1] if text else repr(exc)
+        return _last_line(exc)
+
+
+def _run_plan(payload: ir.Operation, plan: Plan, schedule_id: int) -> tuple[ir.Module | None, str | None]:
+    """Build ``plan`` and run it on ``payload``: the script (None if it could not be
+    built) and ``None`` or the error's last line. A script the transform dialect's
+    verifier rejects while it is built fails like one that fails to apply: the op
+    falls back (as a parse error of the textual scripts used to)."""
+    try:
+        script = _build(payload, plan, schedule_id)
+    except Exception as exc:  # noqa: BLE001 - an unbuildable plan is a failed plan
+        return None, f"building the schedule failed: {_last_line(exc)}"
+    return script, _run(payload, script)
 
 
 def _apply(payload: ir.Operation, record: OpScheduleRecord, plan: Plan, schedule_id: int) -> bool:
     """Apply ``plan`` to op ``schedule_id``; whether it applied (else the error is recorded)."""
-    script = _build(payload, plan, schedule_id)
-    record.script = str(script)
-    record.error = _run(payload, script) or ""
+    script, error = _run_plan(payload, plan, schedule_id)
+    record.script = "" if script is None else str(script)
+    record.error = error or ""
     record.applied = not record.error
     return record.applied
 
@@ -799,7 +815,7 @@ def _apply(payload: ir.Operation, record: OpScheduleRecord, plan: Plan, schedule
 def _fallback(payload: ir.Operation, schedule_id: int) -> str:
     """After a failed schedule: vectorize op ``schedule_id`` untiled, or leave it to scalar loops."""
     plan = Plan(kind="vectorize-only", note="fallback")
-    return "vectorized without tiling" if _run(payload, _build(payload, plan, schedule_id)) is None else "scalar loops"
+    return "vectorized without tiling" if _run_plan(payload, plan, schedule_id)[1] is None else "scalar loops"
 
 
 def _schedule_init_alone(
