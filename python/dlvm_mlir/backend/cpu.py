@@ -34,8 +34,11 @@ and ``dlvm-cpu-pipeline`` hands them to the pass manager one by one, so that
     ``math.exp/log/tanh/erf`` become polynomial ``arith`` code
     (:mod:`dlvm_mlir.backend.mathapprox`), so they vectorize.
 ``pack``
-    the B operand of large contractions is copied into contiguous panels of
-    the register-tile width (:mod:`dlvm_mlir.backend.packing`).
+    f16 inputs of f32-accumulating contractions are extended to f32 copies
+    (:mod:`dlvm_mlir.backend.widen_half`); convolutions become im2col
+    contractions or per-tap multiply-adds; the B operand of large
+    contractions is copied into contiguous panels of the register-tile width
+    (:mod:`dlvm_mlir.backend.packing`).
 ``tile-and-vectorize``
     large reductions without a parallel loop are split into partial
     reductions (:mod:`dlvm_mlir.backend.reduction_split`), then
@@ -84,6 +87,7 @@ from .options import CpuOptions
 from .boolmem import widen_bool_memrefs
 from .mathapprox import approximate_math, expand_accurate_math
 from .conv_grouped import grouped_convolutions
+from .widen_half import widen_half_contractions
 from .conv_im2col import im2col_convolutions
 from .collapse_dims import collapse_contraction_reductions
 from .packing import pack_contractions
@@ -327,7 +331,8 @@ def stage_approximate_math(module: ir.Module, options: CpuOptions) -> None:
 
 
 def pack_steps(options: CpuOptions) -> list[Step]:
-    """Rewrite large 2-D convolutions as im2col + contraction
+    """Extend the f16 inputs of f32-accumulating contractions to f32
+    (:mod:`dlvm_mlir.backend.widen_half`), rewrite large 2-D convolutions as im2col + contraction
     (:mod:`dlvm_mlir.backend.conv_im2col`) and depthwise ones as one multiply-add per
     tap or output position (:mod:`dlvm_mlir.backend.conv_grouped`), merge the reduction loops of
     contractions that travel together (:mod:`dlvm_mlir.backend.collapse_dims`),
@@ -337,7 +342,8 @@ def pack_steps(options: CpuOptions) -> list[Step]:
         return []
 
     def pack(module: ir.Module) -> None:
-        changed = bool(options.im2col and im2col_convolutions(module))
+        changed = bool(widen_half_contractions(module))
+        changed |= bool(options.im2col and im2col_convolutions(module))
         changed |= bool(grouped_convolutions(module))
         changed |= collapse_contraction_reductions(module)
         if options.pack_operands:
