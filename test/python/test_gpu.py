@@ -35,6 +35,7 @@ from dlvm_mlir.backend.analysis import LoopNest
 from dlvm_mlir.compiler import CompileOptions, lower
 from dlvm_mlir.errors import DLVMError
 from mlir import ir
+from test_cpu_pipeline import _dlvm_opt  # dlvm-opt as a program: its stderr
 
 ROOT = Path(__file__).resolve().parents[2]
 MLP = (ROOT / "examples" / "mlp.mlir").read_text()
@@ -500,21 +501,9 @@ def test_dlvm_opt_gpu_pipeline_bad_option(tmp_path: Path, capsys: pytest.Capture
     assert "error:" in err and "Traceback" not in err
 
 
-def _dlvm_opt_stderr(tmp_path: Path, text: str, *flags: str) -> str:
-    """dlvm-opt as a program (MLIR writes timing and IR dumps to fd 2); its stderr."""
-    src = tmp_path / "p.mlir"
-    src.write_text(text)
-    result = subprocess.run(
-        [sys.executable, "-m", "dlvm_mlir.tools.opt", *flags, str(src), "-o", os.devnull],
-        capture_output=True, text=True, check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    return result.stderr
-
-
 def test_dlvm_opt_timing_lists_the_gpu_stages_and_passes(tmp_path: Path) -> None:
     """Issue 18: the timing report sees inside dlvm-gpu-pipeline (PTX needs no GPU)."""
-    err = _dlvm_opt_stderr(tmp_path, _mm(64, 64, 64) + SOFTMAX, "--dlvm-gpu-pipeline", "--mlir-timing")
+    err = _dlvm_opt(tmp_path, _mm(64, 64, 64) + SOFTMAX, "--dlvm-gpu-pipeline", "--mlir-timing")
     names = [line.rsplit("%)", 1)[1].strip() for line in err.splitlines() if "%)" in line]
     assert "GpuPipeline" not in names  # not one opaque entry
     stages = [n.removeprefix("GpuPipeline.").split("/")[0] for n in names if n.startswith("GpuPipeline.")]
@@ -532,7 +521,7 @@ def test_dlvm_opt_timing_lists_the_gpu_stages_and_passes(tmp_path: Path) -> None
 
 
 def test_dlvm_opt_print_ir_after_all_inside_the_gpu_pipeline(tmp_path: Path) -> None:
-    err = _dlvm_opt_stderr(tmp_path, _mm(64, 64, 64), "--dlvm-gpu-pipeline", "--mlir-print-ir-after-all")
+    err = _dlvm_opt(tmp_path, _mm(64, 64, 64), "--dlvm-gpu-pipeline", "--mlir-print-ir-after-all")
     dumps = err.split("// -----// IR Dump After ")[1:]
     by_name = {dump.split(" //----- //", 1)[0]: dump for dump in dumps}
     mapped = by_name["GpuPipeline.map (dlvm-gpu-pipeline)"]

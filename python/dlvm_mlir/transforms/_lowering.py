@@ -29,7 +29,7 @@ from mlir import ir
 from dlvm_mlir.backend.runtime import ExecutionError
 from dlvm_mlir.crash_guard import report_stage
 from dlvm_mlir.errors import Diagnostic, DiagnosticError, SourceLocation
-from dlvm_mlir.passes import Call, ModulePass, Option, Passes, Step, StepPass
+from dlvm_mlir.passes import Call, ModulePass, Option, PassError, Passes, Step, StepPass
 from dlvm_mlir.stages import FrontOptions, run_front_stages
 from dlvm_mlir.transforms.checkpoint import POLICIES
 
@@ -79,7 +79,11 @@ def run_lowering_privately(
     """A lowering pipeline as one pass (``run``; a pass manager runs the steps of
     ``expand`` instead): on a copy of ``module`` in a private context, the front
     half, then ``lower(copy)`` unless ``pass_.stop_at`` is ``linalg``; failures are
-    reported as errors (:func:`report_failure`) and leave ``module`` untouched."""
+    reported as errors (:func:`report_failure`) and leave ``module`` untouched;
+    invalid options (``pass_._problem()``) are a :class:`PassError`."""
+    problem = pass_._problem()
+    if problem is not None:
+        raise PassError(problem, at=module)
     front = front_options(pass_)
 
     def stages(work: ir.Module) -> None:

@@ -54,7 +54,7 @@ from dlvm_mlir.backend.cpu import (
 )
 from dlvm_mlir.backend.options import default_threads
 from dlvm_mlir.backend.target import CpuTarget, host_target
-from dlvm_mlir.passes import Call, ModulePass, Option, PassError, Step, register_pass
+from dlvm_mlir.passes import Call, ModulePass, Option, Step, register_pass
 from dlvm_mlir.transforms._lowering import (
     FRONT_OPTIONS,
     front_options,
@@ -160,9 +160,5 @@ class CpuPipeline(ModulePass):
     def run(self, module: ir.Operation) -> None:
         """The whole pipeline as one pass, on a copy in a private context
         (a pass manager runs the steps of ``expand`` instead)."""
-        problem = self._problem()
-        if problem is not None:
-            raise PassError(problem, at=module)
-        options = self._options()
         run_lowering_privately(self, module, "dlvm-cpu-pipeline",
-                               lambda work: lower_to_llvm_cpu(work, options=options, stop_after=self.stop_at))
+                               lambda work: lower_to_llvm_cpu(work, options=self._options(), stop_after=self.stop_at))

@@ -34,7 +34,7 @@ from dlvm_mlir.backend.cpu import entry_point_signatures
 from dlvm_mlir.backend.gpu import GPU_STAGE_NAMES, GpuOptions, gpu_stage_steps, lower_to_gpu
 from dlvm_mlir.backend.gpu_schedule import GpuScheduleOptions
 from dlvm_mlir.backend.runtime import FunctionSignature
-from dlvm_mlir.passes import Call, ModulePass, Option, PassError, Step, register_pass
+from dlvm_mlir.passes import Call, ModulePass, Option, Step, register_pass
 from dlvm_mlir.transforms._lowering import (
     FRONT_OPTIONS,
     front_options,
@@ -114,9 +114,5 @@ class GpuPipeline(ModulePass):
     def run(self, module: ir.Operation) -> None:
         """The whole pipeline as one pass, on a copy in a private context
         (a pass manager runs the steps of ``expand`` instead)."""
-        problem = self._problem()
-        if problem is not None:
-            raise PassError(problem, at=module)
-        options = self._options()
         run_lowering_privately(self, module, "dlvm-gpu-pipeline",
-                               lambda work: lower_to_gpu(work, options, stop_after=self.stop_at))
+                               lambda work: lower_to_gpu(work, self._options(), stop_after=self.stop_at))
