@@ -1593,7 +1593,7 @@ def test_gather_from_a_strided_slice() -> None:
     np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize("m,k,n", [(7, 5, 3), (96, 200, 130)])
+@pytest.mark.parametrize("m,k,n", [(7, 5, 3), (96, 200, 130), (300, 70, 520)])  # below and above the thread split
 def test_f16_contractions_compute_on_f32_copies(m: int, k: int, n: int) -> None:
     """An f16 dot (f32 accumulation) runs as an f32 matmul on extended copies of its
     inputs (backend/widen_half.py): the mixed-type contraction was unrolled element by

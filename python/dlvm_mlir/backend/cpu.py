@@ -87,6 +87,7 @@ from .options import CpuOptions
 from .boolmem import widen_bool_memrefs
 from .mathapprox import approximate_math, expand_accurate_math
 from .conv_grouped import grouped_convolutions
+from .linalg_rewrite import ops_where
 from .widen_half import widen_half_contractions
 from .conv_im2col import im2col_convolutions
 from .collapse_dims import collapse_contraction_reductions
@@ -395,20 +396,6 @@ def _is_contiguous(memref_type: ir.MemRefType) -> bool:
         expected.append(running)
         running *= size
     return memref_type.has_static_shape and list(strides) == expected[::-1]
-
-
-def ops_where(module: ir.Module, selects: Callable[[ir.Operation], bool]) -> list[ir.Operation]:
-    """The ops nested in ``module`` that ``selects`` accepts, in pre-order (collected, so callers may rewrite them)."""
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if selects(op):
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    with module.context:
-        module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return found
 
 
 def copies_to_linalg(module: ir.Module, selects: Callable[[ir.Operation], bool]) -> int:

@@ -80,9 +80,9 @@ from .cpu import (
     entry_point_signatures,
     entry_points_steps,
     legalize_tensor_poison,
-    ops_where,
     run_stages,
 )
+from .linalg_rewrite import ops_where
 from .gpu_host import HostReport, host_operations, legalize_host, wrap_in_launch
 from .gpu_kernels import matmul_config, matmul_kernel, matmul_spec
 from .gpu_split_reduction import split_reductions

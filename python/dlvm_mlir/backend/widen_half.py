@@ -20,7 +20,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
-from .linalg_rewrite import affine_maps, iterator_types
+from .linalg_rewrite import affine_maps, iterator_types, ops_where
 
 __all__ = ["widen_half_contractions"]
 
@@ -53,15 +53,7 @@ def widen_half_contractions(module: ir.Module) -> int:
     changed = 0
     with module.context, ir.Location.unknown():
         f16, f32 = ir.F16Type.get(), ir.F32Type.get()
-        ops: list[ir.Operation] = []
-
-        def visit(op: ir.Operation) -> ir.WalkResult:
-            if op.name in _CONTRACTIONS:
-                ops.append(op)
-            return ir.WalkResult.ADVANCE
-
-        module.operation.walk(visit)
-        for op in ops:
+        for op in ops_where(module, lambda op: op.name in _CONTRACTIONS):
             inputs, init = list(op.operands)[:-1], op.operands[len(op.operands) - 1]
             if not isinstance(init.type, ir.RankedTensorType) or ir.RankedTensorType(init.type).element_type != f32:
                 continue
