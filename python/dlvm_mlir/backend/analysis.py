@@ -24,6 +24,11 @@ class ContractionLoops:
     m: tuple[int, ...]
     n: tuple[int, ...]
     k: tuple[int, ...]
+    #: when an input is ``B[..., k, n]`` with the innermost k and n loops as
+    #: its two innermost dims, its row length (the extent of that n loop):
+    #: rows no longer than a register tile make B's tile reads of consecutive
+    #: k contiguous (a packed panel, :mod:`.packing`)
+    b_row_length: int | None = None
 
 
 @dataclass(frozen=True)
@@ -119,9 +124,14 @@ def _contraction_loops(op: ir.Operation) -> ContractionLoops | None:
     dims = linalg.infer_contraction_dimensions(op)
     if dims is None:
         return None
-    return ContractionLoops(
-        batch=tuple(dims.batch), m=tuple(dims.m), n=tuple(dims.n), k=tuple(dims.k)
-    )
+    m, n, k = tuple(dims.m), tuple(dims.n), tuple(dims.k)
+    row_length = None
+    if n and k:
+        for value, amap in zip(op.operands, linalg.get_indexing_maps(op)):
+            results = [_dim_position(e) for e in ir.AffineMapAttr(amap).value.results]
+            if results[-2:] == [k[-1], n[-1]] and isinstance(value.type, ir.ShapedType):
+                row_length = ir.ShapedType(value.type).shape[-1]
+    return ContractionLoops(batch=tuple(dims.batch), m=m, n=n, k=k, b_row_length=row_length)
 
 
 def _convolution_loops(op: ir.Operation) -> ConvolutionLoops | None:

@@ -165,12 +165,23 @@ def register_tile(target: CpuTarget, nest: LoopNest, options: ScheduleOptions) -
     6 rows by 4 vectors (AVX-512, 32 registers: 24 accumulators) or 6 rows by
     2 vectors (AVX2, 16 registers: 12 accumulators), the classic BLAS shapes;
     fewer broadcasts per FMA than 8x2 vectors measured faster on AVX-512.
+
+    Except on AVX-512 when B's rows are a tile wide (a packed panel: the
+    tile's B reads for consecutive k are contiguous): there LLVM loads the 8
+    k steps' 32 B vectors ahead of the 24 accumulators' FMAs and spills
+    (1024^3, one Zen 4 core, Nov 27: 55-70 GFLOP/s), while 4 rows (16
+    accumulators) keep everything in registers: 93-102 GFLOP/s against
+    OpenBLAS's 91-97.  Unpacked B (rows a matrix wide) keeps 6 rows, which
+    measured faster there (64x1024x576: 103 against 73 GFLOP/s).
     """
     if options.register_tile is not None:
         return options.register_tile
     lanes = target.lanes(nest.element_bytes)
     if target.vector_registers >= 32:
-        return 6, 4 * lanes, 8
+        con = nest.contraction
+        row = con.b_row_length if con is not None else None
+        rows = 4 if row is not None and row <= 4 * lanes else 6
+        return rows, 4 * lanes, 8
     return 6, 2 * lanes, 4
 
 
