@@ -1464,15 +1464,48 @@ def test_convolutions_as_im2col_and_contraction(monkeypatch, n, c, h, w, f, k, s
     npdt = np.float64 if dtype == "f64" else np.float32
     x = RNG.standard_normal((n, c, h, w)).astype(npdt)
     kern = RNG.standard_normal((f, c, k, k)).astype(npdt)
-    im2col = compile_cpu(src, options=CpuOptions(im2col=True), use_cache=False)
-    direct = compile_cpu(src, options=CpuOptions(im2col=False), use_cache=False)
+    no_direct = ScheduleOptions(direct_convolutions=False)
+    im2col = compile_cpu(src, options=CpuOptions(im2col=True, schedule=no_direct), use_cache=False)
+    decomposed = compile_cpu(src, options=CpuOptions(im2col=False, schedule=no_direct), use_cache=False)
     assert any(r.plan.kind == "contraction" for r in im2col.lowering.schedules)
     assert not any(r.plan.kind == "convolution" for r in im2col.lowering.schedules)
-    assert any(r.plan.kind == "convolution" for r in direct.lowering.schedules)
+    assert any(r.plan.kind == "convolution" for r in decomposed.lowering.schedules)
     want = _numpy_conv(x, kern, strides, dilation, padding)
     tol = 1e-12 if dtype == "f64" else 1e-4
     np.testing.assert_allclose(im2col.entry("conv")(x, kern), want, rtol=tol, atol=tol)
-    np.testing.assert_allclose(direct.entry("conv")(x, kern), want, rtol=tol, atol=tol)
+    np.testing.assert_allclose(decomposed.entry("conv")(x, kern), want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("n,c,h,w,f,k,dilation,padding,dtype,direct", [
+    (2, 64, 8, 32, 64, 3, (1, 1), (1, 1, 1, 1), "f32", True),    # 32 columns: 12 rows x 2 vectors per tile
+    (1, 16, 6, 16, 30, 3, (1, 1), (1, 1, 1, 1), "f32", True),    # one vector per row: 24 rows, then 6; one image
+    (2, 12, 5, 28, 13, 3, (1, 1), (1, 1, 1, 1), "f32", True),    # a vector and 12 columns; channels 12 = 8 + 4
+    (3, 5, 4, 70, 7, 3, (1, 1), (0, 0, 0, 0), "f32", True),      # 68 columns: 4 vectors and 4 left
+    (1, 9, 3, 130, 25, 3, (2, 1), (2, 2, 1, 1), "f32", True),    # dilated, uneven filter reach
+    (2, 6, 9, 40, 9, 5, (1, 1), (2, 2, 2, 2), "f32", True),      # 25 taps
+    (2, 5, 6, 17, 7, 3, (1, 1), (1, 1, 1, 1), "f64", True),      # 8 lanes: 2 vectors and 1 column left
+    (2, 8, 6, 40, 7, 3, (1, 1), (1, 1, 1, 1), "f16", True),      # 32 lanes
+    (2, 3, 8, 32, 8, 3, (1, 1), (1, 1, 1, 1), "f32", True),      # 3 channels: a reduction of 27
+    (3, 1, 7, 19, 4, 3, (1, 1), (1, 1, 1, 1), "f32", True),      # 1 channel: taps only, 4 filters
+    (2, 8, 8, 12, 8, 3, (1, 1), (1, 1, 1, 1), "f32", False),     # rows narrower than a vector
+])
+def test_direct_convolutions(n, c, h, w, f, k, dilation, padding, dtype, direct) -> None:
+    """backend/conv_direct.py and the direct convolution schedule: unit-stride convolutions
+    whose output rows fill a vector compute in place (no im2col copy), across the register
+    tile's row, vector and channel splits, and agree with numpy in float64."""
+    from dlvm_mlir.backend import CpuOptions
+
+    src = str(lower(_conv_source(n, c, h, w, f, k, (1, 1), dilation, padding, dtype), until="linalg"))
+    exe = compile_cpu(src, options=CpuOptions(), use_cache=False)
+    kinds = [r.plan.kind for r in exe.lowering.schedules]
+    assert ("direct-convolution" in kinds) == direct, kinds
+    assert all(r.applied for r in exe.lowering.schedules), exe.lowering.schedules
+    npdt = {"f64": np.float64, "f32": np.float32, "f16": np.float16}[dtype]
+    x = RNG.standard_normal((n, c, h, w)).astype(npdt)
+    kern = RNG.standard_normal((f, c, k, k)).astype(npdt)
+    want = _numpy_conv(x, kern, (1, 1), dilation, padding)
+    tol = {"f64": 1e-12, "f32": 1e-4, "f16": 3e-2}[dtype]
+    np.testing.assert_allclose(exe.entry("conv")(x, kern).astype(np.float64), want, rtol=tol, atol=tol * c * k * k)
 
 
 @pytest.mark.parametrize("n,c,h,w,k,strides,dilation,padding,dtype", [

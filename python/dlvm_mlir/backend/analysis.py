@@ -41,6 +41,8 @@ class ConvolutionLoops:
     filter_loop: tuple[int, ...]
     input_channel: tuple[int, ...]
     depth: tuple[int, ...]
+    strides: tuple[int, ...] = ()
+    dilations: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -147,6 +149,8 @@ def _convolution_loops(op: ir.Operation) -> ConvolutionLoops | None:
         filter_loop=tuple(dims.filter_loop),
         input_channel=tuple(dims.input_channel),
         depth=tuple(dims.depth),
+        strides=tuple(dims.strides),
+        dilations=tuple(dims.dilations),
     )
 
 

@@ -89,6 +89,7 @@ from .mathapprox import approximate_math, expand_accurate_math
 from .conv_grouped import grouped_convolutions
 from .linalg_rewrite import ops_where
 from .widen_half import widen_half_contractions
+from .conv_direct import direct_convolutions
 from .conv_im2col import im2col_convolutions
 from .collapse_dims import collapse_contraction_reductions
 from .packing import pack_contractions
@@ -344,6 +345,8 @@ def pack_steps(options: CpuOptions) -> list[Step]:
 
     def pack(module: ir.Module) -> None:
         changed = bool(widen_half_contractions(module))
+        if options.schedule.direct_convolutions:
+            changed |= bool(direct_convolutions(module, options.target))
         changed |= bool(options.im2col and im2col_convolutions(module))
         changed |= bool(grouped_convolutions(module))
         changed |= collapse_contraction_reductions(module)

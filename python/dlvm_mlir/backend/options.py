@@ -109,6 +109,10 @@ class ScheduleOptions:
     #: transformer block step 10.7 -> 6.8 s, 8.1 -> 9.0 ms. Off by default.
     share_kernels: bool = False
     vectorize: bool = True
+    #: 2-D convolutions with unit strides computed in place, without an im2col copy
+    direct_convolutions: bool = True
+    #: output channels in a direct convolution's register tile
+    direct_convolution_rows: int = 6
 
 
 @dataclass(frozen=True)

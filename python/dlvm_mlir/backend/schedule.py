@@ -137,6 +137,10 @@ class Plan:
     fuse_init: bool = False
     #: reduction dimensions (the init is never fused below a reduction loop)
     reduction_dims: tuple[int, ...] = ()
+    #: generalize the op before tiling and fold the unit loops of its tiles
+    #: before vectorizing (a direct convolution's tile, whose filter loops are
+    #: unit loops, becomes a contraction over its input channels)
+    fold_unit_dims: bool = False
 
 
 @dataclass
@@ -320,6 +324,56 @@ def _convolution_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOption
     return Plan(kind="convolution", thread_tiles=thread_tiles, levels=(level,), decompose=True)
 
 
+def _direct_convolution_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -> Plan | None:
+    """A 2-D convolution with unit strides computed in place, as a contraction per tap.
+
+    The register tile covers ``rows`` output channels by a block of output
+    pixels (``oh`` rows of ``ow`` columns, 4 vectors on AVX-512), like a
+    matmul's 6 x 64 tile; its reduction loops (input channels, filter rows,
+    filter columns) are unit loops, so each tile, once its unit loops are
+    folded, is an outer product of a column of the filter and a block of the
+    input shifted by the tap: broadcast FMAs on accumulators that stay in
+    registers for the whole reduction.  No im2col copy.
+    """
+    conv = nest.convolution
+    # only the generics of conv_direct.py: a named convolution's operands come image first,
+    # and its contraction would be lowered with the vectors along the filter's rows
+    if conv is None or not options.direct_convolutions or nest.op_name != "linalg.generic":
+        return None
+    if (len(conv.output_image) != 2 or len(conv.filter_loop) != 2 or len(conv.output_channel) != 1
+            or conv.depth or not conv.input_channel or any(s != 1 for s in conv.strides)):
+        return None
+    lanes = target.lanes(nest.element_bytes)
+    oh, ow = conv.output_image
+    if nest.ranges[ow] < lanes:
+        return None
+    thread_tiles, extents = None, nest.ranges
+    if options.threads > 1 and nest.iterations >= options.min_parallel_flops:
+        candidates = list(conv.batch) + list(conv.output_channel) + [oh]
+        thread_tiles, extents = _thread_tiles(nest, candidates, options, options.min_parallel_flops)
+    vectors = 4 if target.vector_registers >= 32 else 2
+    width = lanes * min(vectors, extents[ow] // lanes)
+    rows = options.direct_convolution_rows * vectors * lanes // width
+    (f,) = conv.output_channel
+    sizes = [0] * nest.rank
+    for d in conv.batch:
+        sizes[d] = 1 if extents[d] > 1 else 0
+    sizes[oh] = 1 if extents[oh] > 1 else 0
+    for d, size in ((f, rows), (ow, width)):
+        sizes[d] = 0 if extents[d] <= size else size
+    for d in conv.filter_loop:
+        sizes[d] = 1 if extents[d] > 1 else 0
+    for d in conv.input_channel:
+        sizes[d] = 0 if extents[d] <= 8 else best_divisor(extents[d], 8)
+    order = list(conv.batch) + [oh, f, ow] + list(conv.input_channel) + list(conv.filter_loop)
+    order += [d for d in range(nest.rank) if d not in order]
+    remainders = [0] * nest.rank
+    remainders[ow] = lanes
+    level = TileLevel(sizes=tuple(sizes), interchange=tuple(order), extents=tuple(extents),
+                      remainder_sizes=tuple(remainders))
+    return Plan(kind="direct-convolution", thread_tiles=thread_tiles, levels=(level,), fold_unit_dims=True)
+
+
 def _generic_tile_sizes(nest: LoopNest, extents: tuple[int, ...], budget: int, lanes: int) -> list[int]:
     """Register tile for a generic op: about ``budget`` elements, innermost first."""
     sizes = [1] * nest.rank
@@ -397,7 +451,8 @@ def plan_for(nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -> Pla
     if con is not None and con.m and con.n and con.k:
         return _contraction_plan(nest, target, options)
     if nest.convolution is not None and nest.convolution.filter_loop:
-        return _convolution_plan(nest, target, options)
+        direct = _direct_convolution_plan(nest, target, options)
+        return direct if direct is not None else _convolution_plan(nest, target, options)
     return _generic_plan(nest, target, options)
 
 
@@ -582,16 +637,24 @@ def plan_body(plan: Plan, schedule_id: int) -> SequenceBody:
         func = transform.get_parent_op(_any(), op, op_name="func.func")
         init = _match(root, init_match) if plan.fuse_init else None
         handle = op
+        if plan.fold_unit_dims:
+            handle = structured.GeneralizeOp(handle).transformed
         if plan.thread_tiles is not None:
-            threaded = structured.TileUsingForallOp(op, tile_sizes=list(plan.thread_tiles))
+            threaded = structured.TileUsingForallOp(handle, tile_sizes=list(plan.thread_tiles))
             if init is not None:
                 structured.FuseIntoContainingOp(init, threaded.forall_op)
             handle = threaded.tiled_op
         loops = _tile_levels(handle, plan.levels, plan.reduction_dims if plan.fuse_init else None)
         _peels(loops, match)
         _canonicalize(func)
+        if plan.fold_unit_dims:
+            _apply_patterns(func, structured.ApplyFoldUnitExtentDimsViaSlicesPatternsOp,
+                            tensor_ext.ApplyMergeConsecutiveInsertExtractSlicePatternsOp,
+                            transform.ApplyCanonicalizationPatternsOp)
         if plan.vectorize:
-            target = _match(func, match)
+            # generalized ops and those unit-dims folding rewrote lost their tag; the kernel
+            # function holds nothing else but the init
+            target = _match(func, ops=["linalg.generic"]) if plan.fold_unit_dims else _match(func, match)
             if plan.fuse_init:
                 # the init's tiles left after forwarding (usually none: a transfer
                 # read of the zeros just written folds to the zero vector)
