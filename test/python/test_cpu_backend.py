@@ -1508,6 +1508,49 @@ def test_direct_convolutions(n, c, h, w, f, k, dilation, padding, dtype, direct)
     np.testing.assert_allclose(exe.entry("conv")(x, kern).astype(np.float64), want, rtol=tol, atol=tol * c * k * k)
 
 
+@pytest.mark.parametrize("n,c,f,h,w,pad,dtype,lane_sums", [
+    (2, 13, 10, 9, 32, 1, "f32", True),     # rows of 2 vectors; 13 channels = 2 x 6 + 1, 10 filters = 2 x 4 + 2
+    (3, 6, 4, 5, 16, 1, "f32", True),       # one vector per row, one register tile
+    (1, 3, 8, 12, 64, 1, "f32", True),      # one image, 3 channels (a first layer), rows of 4 vectors
+    (2, 4, 6, 5, 16, 1, "f64", True),       # 8 lanes
+    (2, 6, 5, 7, 64, 1, "f16", True),       # 32 lanes
+    (2, 5, 7, 9, 20, 0, "f32", False),      # rows of 18: not whole vectors, im2col
+])
+def test_kernel_gradients_as_lane_sums(n, c, f, h, w, pad, dtype, lane_sums) -> None:
+    """backend/conv_kernel_grad.py: the kernel gradient of a unit-stride convolution whose
+    output rows are whole vectors is computed as lane-wise partial sums (its own schedule,
+    across the register tile's channel and filter splits), reading the input and cotangent
+    through AD's transposes; it agrees with numpy in float64."""
+    from dlvm_mlir.backend import CpuOptions
+
+    oh, ow = h + 2 * pad - 2, w + 2 * pad - 2
+    xt, kt, yt = f"tensor<{n}x{c}x{h}x{w}x{dtype}>", f"tensor<{f}x{c}x3x3x{dtype}>", f"tensor<{n}x{f}x{oh}x{ow}x{dtype}>"
+    src = f"""func.func @seeded(%x: {xt}, %k: {kt}, %dy: {yt}) -> tensor<{dtype}> {{
+  %y = dlvm.convolve %x, %k strides [1, 1] padding [{pad}, {pad}, {pad}, {pad}] : {xt}, {kt}
+  %p = dlvm.mul %y, %dy : {yt}, {yt}
+  %s = dlvm.reduce add %p dims [0, 1, 2, 3] : {yt}
+  return %s : tensor<{dtype}>
+}}
+func.func private @dk({xt}, {kt}, {yt}) -> {kt} attributes {{dlvm.gradient = #dlvm.gradient<of @seeded wrt [1]>}}
+"""
+    exe = compile_cpu(str(lower(src, until="linalg")), options=CpuOptions(), use_cache=False)
+    kinds = [r.plan.kind for r in exe.lowering.schedules]
+    assert ("kernel-gradient" in kinds) == lane_sums, kinds
+    assert all(r.applied for r in exe.lowering.schedules), exe.lowering.schedules
+    npdt = {"f64": np.float64, "f32": np.float32, "f16": np.float16}[dtype]
+    x = RNG.standard_normal((n, c, h, w)).astype(npdt)
+    kern = RNG.standard_normal((f, c, 3, 3)).astype(npdt)
+    dy = RNG.standard_normal((n, f, oh, ow)).astype(npdt)
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    want = np.empty((f, c, 3, 3))
+    for i in range(3):
+        for j in range(3):
+            want[:, :, i, j] = np.einsum("nfhw,nchw->fc", dy.astype(np.float64), xp[:, :, i:i + oh, j:j + ow])
+    tol = {"f64": 1e-12, "f32": 1e-4, "f16": 3e-2}[dtype]
+    got = exe.entry("dk")(x, kern, dy).astype(np.float64)
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
+
+
 @pytest.mark.parametrize("n,c,h,w,k,strides,dilation,padding,dtype", [
     (4, 128, 16, 16, 3, (1, 1), (1, 1), (1, 1, 1, 1), "f32"),  # a MobileNet-style layer
     (3, 5, 11, 13, 3, (2, 1), (1, 2), (0, 1, 2, 0), "f32"),    # strides, dilation, uneven padding

@@ -13,7 +13,11 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import linalg
 
-__all__ = ["ContractionLoops", "ConvolutionLoops", "LoopNest", "analyze_linalg_op", "tileable_maps"]
+__all__ = ["KERNEL_GRADIENT_ATTR", "ContractionLoops", "ConvolutionLoops", "LoopNest", "analyze_linalg_op",
+           "tileable_maps"]
+
+#: marks the lane-wise partial sums of a convolution's kernel gradient (:mod:`.conv_kernel_grad`)
+KERNEL_GRADIENT_ATTR = "dlvm.kernel_gradient"
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,8 @@ class LoopNest:
     tileable: bool = True
     contraction: ContractionLoops | None = None
     convolution: ConvolutionLoops | None = None
+    #: the partial sums of a kernel gradient (loops b, f, i, j, l | q, u, vb; :mod:`.conv_kernel_grad`)
+    kernel_gradient: bool = False
 
     @property
     def rank(self) -> int:
@@ -328,4 +334,5 @@ def analyze_linalg_op(op: ir.Operation) -> LoopNest | None:
         tileable=_tileable(maps),
         contraction=_contraction_loops(op),
         convolution=_convolution_loops(op),
+        kernel_gradient=KERNEL_GRADIENT_ATTR in op.attributes,
     )

@@ -91,6 +91,7 @@ from .linalg_rewrite import ops_where
 from .widen_half import widen_half_contractions
 from .conv_direct import direct_convolutions
 from .conv_im2col import im2col_convolutions
+from .conv_kernel_grad import kernel_gradient_convolutions
 from .collapse_dims import collapse_contraction_reductions
 from .packing import pack_contractions
 from .reduction_split import split_reductions
@@ -347,6 +348,7 @@ def pack_steps(options: CpuOptions) -> list[Step]:
         changed = bool(widen_half_contractions(module))
         if options.schedule.direct_convolutions:
             changed |= bool(direct_convolutions(module, options.target))
+            changed |= bool(kernel_gradient_convolutions(module, options.target))
         changed |= bool(options.im2col and im2col_convolutions(module))
         changed |= bool(grouped_convolutions(module))
         changed |= collapse_contraction_reductions(module)

@@ -1,0 +1,160 @@
+"""Kernel gradients of 2-D convolutions as lane-wise partial sums (no im2col copy).
+
+AD writes the kernel gradient of ``y = conv(x, k)`` as a convolution whose
+"images" are the input's channels, whose "channels" are the batch and whose
+"filter" is the output cotangent: ``dk[b, f, i, j] = sum_{q, u, v}
+x[b, q, i + u, j + v] * dy[f, q, u, v]`` (``b``: input channel, ``q``: image,
+``(i, j)``: the filter tap, ``(u, v)``: an output pixel).  Its output is tiny
+(the filter's taps) and its reduction long (every pixel of the batch), so the
+im2col rewrite's flat matmul copies the input once per tap into a column
+matrix first.
+
+Here the output row ``v`` is split into vectors, ``v = vb * L + l`` with ``L``
+lanes, and the lanes become a parallel loop of partial sums:
+
+    part[b, f, i, j, l] = sum_{q, u, vb} x[b, q, i + u, j + vb * L + l] * dy5[f, q, u, vb, l]
+    dk[b, f, i, j]      = sum_l part[b, f, i, j, l]
+
+``dy5`` is ``dy`` with its rows split into vectors (a reshape).  The schedule
+(``_kernel_gradient_plan`` in :mod:`.schedule`) gives each register tile a few
+input channels by a few filters, one tap and all ``L`` lanes; once its unit
+loops are folded, a tile is ``acc[b, f, :] += x_row[b, :] * dy_row[f, :]``, one
+FMA per pair of loaded vectors, with the accumulators in registers for the
+tile's whole share of the reduction, the batch loop outermost so that one
+image's input and cotangent stay in cache.
+
+Operands produced by a ``linalg.transpose`` (AD transposes both to put the
+channels in the batch's place) are read through the transpose's input with
+permuted indexing maps instead of being copied.  Applies to convolutions with
+unit strides and dilations, fewer than :data:`.conv_im2col.MIN_IMAGE` output
+pixels and filter rows a whole number of vectors long; others keep im2col.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, linalg, math, tensor
+
+from .analysis import KERNEL_GRADIENT_ATTR
+from .conv_im2col import MIN_IMAGE
+from .linalg_rewrite import affine_maps, dense_ints, iterator_types, ops_where, reassociation
+from .target import CpuTarget
+
+__all__ = ["kernel_gradient_convolutions"]
+
+
+def _lanes(op: ir.Operation, target: CpuTarget) -> int | None:
+    """The vector length the rewrite splits the filter rows by, or None if ``op`` does not qualify."""
+    if op.name != "linalg.conv_2d_nchw_fchw":
+        return None
+    types = [ir.RankedTensorType(v.type) for v in op.operands]
+    element = types[2].element_type
+    if not all(t.has_static_shape and t.element_type == element for t in types) or not isinstance(element, ir.FloatType):
+        return None
+    if dense_ints(op.attributes["strides"]) != [1, 1] or dense_ints(op.attributes["dilations"]) != [1, 1]:
+        return None
+    lanes = target.lanes(element.width // 8)
+    _, _, oh, ow = types[2].shape
+    kw = types[1].shape[3]
+    if oh * ow >= MIN_IMAGE or kw % lanes != 0:
+        return None
+    return lanes
+
+
+def _producer(value: ir.Value, name: str) -> ir.Operation | None:
+    owner = value.owner
+    if hasattr(owner, "operation"):
+        owner = owner.operation
+    return owner if isinstance(owner, ir.Operation) and owner.name == name else None
+
+
+def _permuted(values: list, permutation: list[int]) -> list:
+    """``values`` of a transpose's result, placed at its input's dimensions
+    (``out[..., k, ...] = in[..., perm[k], ...]``)."""
+    placed = list(values)
+    for position, source_dim in enumerate(permutation):
+        placed[source_dim] = values[position]
+    return placed
+
+
+def _through_transpose(value: ir.Value, exprs: list[ir.AffineExpr]) -> tuple[ir.Value, list[ir.AffineExpr]]:
+    """Read ``value[exprs]`` through the input of the transpose that produced ``value``
+    (directly, or under a ``tensor.pad`` with static padding, then padded in the input's
+    layout instead), if one did."""
+    pad = _producer(value, "tensor.pad")
+    transpose = _producer(pad.operands[0] if pad is not None else value, "linalg.transpose")
+    if transpose is None or (pad is not None and len(pad.operands) != 1):
+        return value, exprs
+    permutation = dense_ints(transpose.attributes["permutation"])
+    source = transpose.operands[0]
+    if pad is not None:  # pad(transpose(v)) read as pad'(v)
+        low = _permuted(dense_ints(pad.attributes["static_low"]), permutation)
+        high = _permuted(dense_ints(pad.attributes["static_high"]), permutation)
+        shape = [n + lo + hi for n, lo, hi in zip(ir.RankedTensorType(source.type).shape, low, high)]
+        padded = pad.clone()
+        padded.operands[0] = source
+        padded.attributes["static_low"] = ir.DenseI64ArrayAttr.get(low)
+        padded.attributes["static_high"] = ir.DenseI64ArrayAttr.get(high)
+        padded.results[0].set_type(ir.RankedTensorType.get(shape, ir.RankedTensorType(source.type).element_type))
+        source = padded.results[0]
+    return source, _permuted(exprs, permutation)
+
+
+def _split_rows(value: ir.Value, lanes: int) -> ir.Value:
+    """``value[..., v]`` as ``value[..., v // lanes, v % lanes]`` (a reshape)."""
+    shape = list(ir.RankedTensorType(value.type).shape)
+    rank = len(shape)
+    new_shape = shape[:-1] + [shape[-1] // lanes, lanes]
+    element = ir.RankedTensorType(value.type).element_type
+    groups = [[d] for d in range(rank - 1)] + [[rank - 1, rank]]
+    return tensor.expand_shape(ir.RankedTensorType.get(new_shape, element), value, reassociation(groups), [],
+                               new_shape)
+
+
+def _rewrite(op: ir.Operation, lanes: int) -> None:
+    x, k, init = op.operands[0], op.operands[1], op.operands[2]
+    b, f, oh, ow = ir.RankedTensorType(init.type).shape
+    element = ir.RankedTensorType(init.type).element_type
+    d = [ir.AffineDimExpr.get(i) for i in range(8)]  # b, f, i, j, l | q, u, vb
+    (db, df, di, dj, dl, dq, du, dvb) = d
+    row = dvb * lanes + dl
+    with ir.InsertionPoint(op), op.location:
+        x_value, x_exprs = _through_transpose(x, [db, dq, di + du, dj + row])
+        k_value, k_exprs = _through_transpose(k, [df, dq, du, row])
+        if k_exprs[-1] != row:  # the transpose moved the filter's rows: split them after it
+            k_value, k_exprs = k, [df, dq, du, row]
+        rows = _split_rows(k_value, lanes)
+        k_map = k_exprs[:-1] + [dvb, dl]
+        zero = arith.constant(element, 0.0)
+        empty = tensor.EmptyOp([b, f, oh, ow, lanes], element).result
+        partial_init = linalg.fill(zero, outs=[empty])
+        maps = affine_maps(ir.AffineMap.get(8, 0, x_exprs), ir.AffineMap.get(8, 0, k_map),
+                           ir.AffineMap.get(8, 0, [db, df, di, dj, dl]))
+        partial = linalg.GenericOp([partial_init.type], [x_value, rows], [partial_init], maps,
+                                   iterator_types(["parallel"] * 5 + ["reduction"] * 3))
+        partial.operation.attributes[KERNEL_GRADIENT_ATTR] = ir.UnitAttr.get()
+        block = partial.regions[0].blocks.append(element, element, element)
+        with ir.InsertionPoint(block):
+            pixel, gradient, acc = block.arguments
+            # an explicit fma: vectorized as is, where a multiply and an add stay two instructions
+            linalg.YieldOp([math.fma(pixel, gradient, acc)])
+        e = [ir.AffineDimExpr.get(i) for i in range(5)]
+        total = linalg.GenericOp([init.type], [partial.result], [init],
+                                 affine_maps(ir.AffineMap.get_identity(5), ir.AffineMap.get(5, 0, e[:4])),
+                                 iterator_types(["parallel"] * 4 + ["reduction"]))
+        block = total.regions[0].blocks.append(element, element)
+        with ir.InsertionPoint(block):
+            lane, acc = block.arguments
+            linalg.YieldOp([arith.addf(acc, lane)])
+    op.results[0].replace_all_uses_with(total.result)
+    op.erase()
+
+
+def kernel_gradient_convolutions(module: ir.Module, target: CpuTarget) -> int:
+    """Rewrite every qualifying convolution of ``module`` (a kernel gradient's form); the count."""
+    with module.context:
+        found = [(op, lanes) for op in ops_where(module, lambda op: _lanes(op, target) is not None)
+                 if (lanes := _lanes(op, target)) is not None]
+        for op, lanes in found:
+            _rewrite(op, lanes)
+    return len(found)
