@@ -253,6 +253,16 @@ CASES: list[Case] = [
         [((1, 2, 4, 4), "distinct")],
         "tensor<1x2x2x2xf64>",
     ),
+    # windows that tile the input: the gradient interleaves the positions' parts (no scatter)
+    _op("reduce_window_add_tiled",
+        "dlvm.reduce_window add %a window [2, 3] strides [2, 3] padding none : tensor<4x6xf64>",
+        [((4, 6), "normal")], "tensor<2x2xf64>"),
+    _op("reduce_window_mean_tiled",
+        "dlvm.reduce_window mean %a window [1, 2, 1] strides [1, 2, 1] padding none : tensor<3x4x2xf64>",
+        [((3, 4, 2), "normal")], "tensor<3x2x2xf64>"),
+    _op("reduce_window_min_tiled",
+        "dlvm.reduce_window min %a window [3, 1] strides [3, 1] padding none : tensor<6x5xf64>",
+        [((6, 5), "distinct")], "tensor<2x5xf64>"),
     _op(
         "reduce_window_max_full",
         "dlvm.reduce_window max %a window [3] strides [2] padding full : tensor<6xf64>",

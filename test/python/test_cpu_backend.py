@@ -1508,6 +1508,38 @@ def test_direct_convolutions(n, c, h, w, f, k, dilation, padding, dtype, direct)
     np.testing.assert_allclose(exe.entry("conv")(x, kern).astype(np.float64), want, rtol=tol, atol=tol * c * k * k)
 
 
+@pytest.mark.parametrize("kind,shape,window,dtype,tiled", [
+    ("max", (4, 8, 32, 32), (1, 1, 2, 2), "f32", True),    # 2x2/2 pooling: rows of 16, a vector
+    ("max", (2, 3, 6, 34), (1, 1, 2, 2), "f32", True),     # rows of 17
+    ("min", (3, 5, 9, 66), (1, 1, 3, 3), "f64", True),     # 3x3/3, rows of 22
+    ("add", (6, 40), (3, 4), "f32", True),                 # 2-D, uneven windows
+    ("max", (2, 4, 8, 8), (1, 2, 2, 2), "f32", True),      # the channels pooled too
+    ("max", (2, 3, 9, 9), (1, 1, 3, 3), "f32", False),     # 3x3/2: overlapping windows keep their form
+])
+def test_pooling_windows_that_tile_the_input(kind, shape, window, dtype, tiled) -> None:
+    """backend/pooling.py: a window reduction whose strides equal its windows reads a
+    reshaped input and is vectorized (it ran as scalar loops); results agree with numpy."""
+    from dlvm_mlir.backend import CpuOptions
+
+    strides = window if tiled else tuple(1 if w == 1 else 2 for w in window)
+    out = tuple((n - w) // s + 1 for n, w, s in zip(shape, window, strides))
+    t, r = (f"tensor<{'x'.join(map(str, dims))}x{dtype}>" for dims in (shape, out))
+    src = f"""func.func @pool(%x: {t}) -> {r} {{
+  %y = dlvm.reduce_window {kind} %x window [{", ".join(map(str, window))}] strides [{", ".join(map(str, strides))}] padding none : {t}
+  return %y : {r}
+}}
+"""
+    exe = compile_cpu(str(lower(src, until="linalg")), options=CpuOptions(), use_cache=False)
+    pooling = [rec for rec in exe.lowering.schedules if len(rec.ranges) == 2 * len(shape)]
+    assert len(pooling) == 1 and (pooling[0].plan.kind != "convolution") == tiled, exe.lowering.schedules
+    x = RNG.standard_normal(shape).astype(np.float64 if dtype == "f64" else np.float32)
+    view = np.lib.stride_tricks.sliding_window_view(x.astype(np.float64), window)
+    view = view[tuple(slice(None, None, s) for s in strides)]
+    reduce = {"max": np.max, "min": np.min, "add": np.sum}[kind]
+    want = reduce(view, axis=tuple(range(len(shape), 2 * len(shape))))
+    np.testing.assert_allclose(exe.entry("pool")(x), want, rtol=1e-6, atol=1e-5)
+
+
 @pytest.mark.parametrize("n,c,f,h,w,pad,dtype,lane_sums", [
     (2, 13, 10, 9, 32, 1, "f32", True),     # rows of 2 vectors; 13 channels = 2 x 6 + 1, 10 filters = 2 x 4 + 2
     (3, 6, 4, 5, 16, 1, "f32", True),       # one vector per row, one register tile
