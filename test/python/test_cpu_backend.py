@@ -1508,6 +1508,37 @@ def test_direct_convolutions(n, c, h, w, f, k, dilation, padding, dtype, direct)
     np.testing.assert_allclose(exe.entry("conv")(x, kern).astype(np.float64), want, rtol=tol, atol=tol * c * k * k)
 
 
+@pytest.mark.parametrize("shape,low,high,dtype", [
+    ((32, 16, 32, 32), (0, 0, 1, 1), (0, 0, 1, 1), "f32"),   # a convolution's padding, above the thread split
+    ((3, 17), (2, 0), (1, 5), "f64"),                        # uneven, a row of 17
+    ((1, 1, 5), (0, 3, 0), (0, 0, 16), "i32"),               # size-1 dims, 16 lanes of padding
+    ((7,), (0,), (0,), "f32"),                               # no padding
+])
+def test_pads_become_a_fill_and_a_copy(shape, low, high, dtype) -> None:
+    """backend/scheduled_copies.py: a static pad with a scalar padding value becomes a fill and a
+    copy (scheduled ops: vectorized, split over threads) instead of serial scalar loops;
+    results agree with numpy."""
+    from dlvm_mlir.backend import CpuOptions
+
+    out = tuple(n + lo + hi for n, lo, hi in zip(shape, low, high))
+    t, r = (f"tensor<{'x'.join(map(str, dims))}x{dtype}>" for dims in (shape, out))
+    s = f"tensor<{dtype}>"
+    src = f"""func.func @pad(%x: {t}, %v: {s}) -> {r} {{
+  %y = dlvm.pad %x, %v low [{", ".join(map(str, low))}] high [{", ".join(map(str, high))}] interior [{", ".join("0" for _ in shape)}] : {t}, {s}
+  return %y : {r}
+}}
+"""
+    exe = compile_cpu(str(lower(src, until="linalg")), options=CpuOptions(), use_cache=False)
+    if any(lo or hi for lo, hi in zip(low, high)):
+        names = [rec.op_name for rec in exe.lowering.schedules]
+        assert "linalg.copy" in names and "linalg.fill" in names, names
+    npdt = {"f32": np.float32, "f64": np.float64, "i32": np.int32}[dtype]
+    x = (RNG.standard_normal(shape) * 100).astype(npdt)
+    value = np.array(-7, dtype=npdt)
+    want = np.pad(x, list(zip(low, high)), constant_values=value)
+    np.testing.assert_array_equal(exe.entry("pad")(x, value), want)
+
+
 @pytest.mark.parametrize("kind,shape,window,dtype,tiled", [
     ("max", (4, 8, 32, 32), (1, 1, 2, 2), "f32", True),    # 2x2/2 pooling: rows of 16, a vector
     ("max", (2, 3, 6, 34), (1, 1, 2, 2), "f32", True),     # rows of 17

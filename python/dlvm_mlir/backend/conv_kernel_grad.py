@@ -37,7 +37,7 @@ from mlir.dialects import arith, linalg, math, tensor
 
 from .analysis import KERNEL_GRADIENT_ATTR
 from .conv_im2col import MIN_IMAGE
-from .linalg_rewrite import affine_maps, dense_ints, iterator_types, ops_where, reassociation
+from .linalg_rewrite import affine_maps, dense_ints, iterator_types, map_dims, ops_where, reassociation
 from .target import CpuTarget
 
 __all__ = ["kernel_gradient_convolutions"]
@@ -68,13 +68,23 @@ def _producer(value: ir.Value, name: str) -> ir.Operation | None:
     return owner if isinstance(owner, ir.Operation) and owner.name == name else None
 
 
-def _permuted(values: list, permutation: list[int]) -> list:
-    """``values`` of a transpose's result, placed at its input's dimensions
-    (``out[..., k, ...] = in[..., perm[k], ...]``)."""
-    placed = list(values)
-    for position, source_dim in enumerate(permutation):
-        placed[source_dim] = values[position]
-    return placed
+def _permutation(op: ir.Operation | None) -> list[int] | None:
+    """For a transpose (``linalg.transpose``, or the copy generic the fuse stage generalizes
+    it to): ``permutation[k]``, the input dimension that result dimension ``k`` reads."""
+    if op is None:
+        return None
+    if op.name == "linalg.transpose":
+        return list(ir.DenseI64ArrayAttr(op.attributes["permutation"]))
+    if op.name != "linalg.generic" or len(op.operands) != 2 or len(op.results) != 1:
+        return None
+    body = list(op.regions[0].blocks[0].operations)
+    if len(body) != 1 or body[0].operands[0] != op.regions[0].blocks[0].arguments[0]:
+        return None
+    maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
+    source, result = (map_dims(m) for m in maps)
+    if source is None or result is None or sorted(source) != list(range(len(source))) or sorted(result) != sorted(source):
+        return None
+    return [source.index(loop) for loop in result]
 
 
 def _through_transpose(value: ir.Value, exprs: list[ir.AffineExpr]) -> tuple[ir.Value, list[ir.AffineExpr]]:
@@ -82,14 +92,22 @@ def _through_transpose(value: ir.Value, exprs: list[ir.AffineExpr]) -> tuple[ir.
     (directly, or under a ``tensor.pad`` with static padding, then padded in the input's
     layout instead), if one did."""
     pad = _producer(value, "tensor.pad")
-    transpose = _producer(pad.operands[0] if pad is not None else value, "linalg.transpose")
-    if transpose is None or (pad is not None and len(pad.operands) != 1):
+    inner = pad.operands[0] if pad is not None else value
+    transpose = _producer(inner, "linalg.transpose") or _producer(inner, "linalg.generic")
+    permutation = _permutation(transpose)
+    if transpose is None or permutation is None or (pad is not None and len(pad.operands) != 1):
         return value, exprs
-    permutation = dense_ints(transpose.attributes["permutation"])
     source = transpose.operands[0]
+
+    def placed(values: list) -> list:  # result dim k is source dim permutation[k]
+        out = list(values)
+        for k, source_dim in enumerate(permutation):
+            out[source_dim] = values[k]
+        return out
+
     if pad is not None:  # pad(transpose(v)) read as pad'(v)
-        low = _permuted(dense_ints(pad.attributes["static_low"]), permutation)
-        high = _permuted(dense_ints(pad.attributes["static_high"]), permutation)
+        low = placed(list(ir.DenseI64ArrayAttr(pad.attributes["static_low"])))
+        high = placed(list(ir.DenseI64ArrayAttr(pad.attributes["static_high"])))
         shape = [n + lo + hi for n, lo, hi in zip(ir.RankedTensorType(source.type).shape, low, high)]
         padded = pad.clone()
         padded.operands[0] = source
@@ -97,7 +115,7 @@ def _through_transpose(value: ir.Value, exprs: list[ir.AffineExpr]) -> tuple[ir.
         padded.attributes["static_high"] = ir.DenseI64ArrayAttr.get(high)
         padded.results[0].set_type(ir.RankedTensorType.get(shape, ir.RankedTensorType(source.type).element_type))
         source = padded.results[0]
-    return source, _permuted(exprs, permutation)
+    return source, placed(exprs)
 
 
 def _split_rows(value: ir.Value, lanes: int) -> ir.Value:

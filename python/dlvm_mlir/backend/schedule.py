@@ -374,12 +374,16 @@ def _direct_convolution_plan(nest: LoopNest, target: CpuTarget, options: Schedul
     return Plan(kind="direct-convolution", thread_tiles=thread_tiles, levels=(level,), fold_unit_dims=True)
 
 
+#: row vectors a kernel-gradient tile accumulates before its accumulators are stored
+KERNEL_GRADIENT_SPAN = 64
+
+
 def _kernel_gradient_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -> Plan:
     """The lane-wise partial sums of a kernel gradient (:mod:`.conv_kernel_grad`).
 
     Loops ``b, f, i, j, l | q, u, vb`` (input channel, filter, tap row and
-    column, lane | image, output row, row vector).  One image at a time
-    (its input and cotangent stay in cache); a register tile of 6 input
+    column, lane | image, output row, row vector).  A few images at a time
+    (their input and cotangent stay in cache); a register tile of 6 input
     channels by 4 filters (24 accumulators on AVX-512; 3 x 3 on AVX2) for one
     tap and all lanes, whose unit loops fold into an elementwise
     ``acc[b, f, :] += x[b, :] * dy[f, :]``.
@@ -389,18 +393,21 @@ def _kernel_gradient_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOp
     thread_tiles, extents = None, nest.ranges
     if options.threads > 1 and nest.iterations >= options.min_parallel_flops:
         thread_tiles, extents = _thread_tiles(nest, [f, b], options, options.min_parallel_flops)
+    # images per step: enough that a tile's accumulators live for >= 64 row vectors
+    # (16x16 images: 4 per step, 32x32: 1) before they go back to memory
+    images = best_divisor(extents[q], -(-KERNEL_GRADIENT_SPAN // (extents[u] * extents[vb])))
     outer = [0] * nest.rank
-    outer[q] = 1 if extents[q] > 1 else 0
+    outer[q] = images if extents[q] > images else 0
     levels = []
     if any(outer):
         levels.append(TileLevel(sizes=tuple(outer), extents=tuple(extents)))
-        extents = tuple(1 if d == q else e for d, e in enumerate(extents))
+        extents = tuple(images if d == q else e for d, e in enumerate(extents))
     sizes = [0] * nest.rank
     for d, size in ((b, rows_b), (f, rows_f)):
         sizes[d] = 0 if extents[d] <= size else size
-    for d in (i, j, u, vb):
+    for d in (i, j, q, u, vb):
         sizes[d] = 1 if extents[d] > 1 else 0
-    order = [b, f, i, j, u, vb] + [d for d in range(nest.rank) if d not in (b, f, i, j, u, vb)]
+    order = [b, f, i, j, q, u, vb] + [d for d in range(nest.rank) if d not in (b, f, i, j, q, u, vb)]
     levels.append(TileLevel(sizes=tuple(sizes), interchange=tuple(order), extents=tuple(extents)))
     return Plan(kind="kernel-gradient", thread_tiles=thread_tiles, levels=tuple(levels), fold_unit_dims=True)
 
@@ -688,7 +695,9 @@ def plan_body(plan: Plan, schedule_id: int) -> SequenceBody:
             # generalized ops and those unit-dims folding rewrote lost their tag; the kernel
             # function holds nothing else but the init
             target = _match(func, ops=["linalg.generic"]) if plan.fold_unit_dims else _match(func, match)
-            if plan.fuse_init:
+            if plan.fuse_init and plan.fold_unit_dims:
+                structured.VectorizeOp(_match(func, ops=["linalg.fill"]))  # folding rewrote the fills too
+            elif plan.fuse_init:
                 # the init's tiles left after forwarding (usually none: a transfer
                 # read of the zeros just written folds to the zero vector)
                 structured.VectorizeOp(_match(func, init_match))
@@ -761,18 +770,28 @@ def _owner(value: ir.Value) -> ir.Operation | None:
     return None if isinstance(owner, ir.Block) else owner.operation
 
 
-def _fill_init(op: ir.Operation, nest: LoopNest, options: ScheduleOptions) -> ir.Operation | None:
-    """The ``linalg.fill`` producing the init of contraction ``op``, if it may be fused."""
-    con = nest.contraction
+#: plans whose op accumulates into its init: a ``linalg.fill`` init is claimed for the op
+#: (a fill of its own instead of a copy of a shared one)
+ACCUMULATING_PLANS = ("contraction", "direct-convolution", "kernel-gradient")
+#: ... and fused into its tile loops where :func:`init_fusible` allows.  Not a kernel
+#: gradient's: its outermost tile loop is a reduction (the images), so the fill would be
+#: fused into the thread's loop only and vectorized whole, one vector of the thread's part
+INIT_FUSING_PLANS = ("contraction", "direct-convolution")
+
+
+def _fill_init(
+    op: ir.Operation, nest: LoopNest, target: CpuTarget, options: ScheduleOptions
+) -> ir.Operation | None:
+    """The ``linalg.fill`` producing the init of ``op`` (a contraction or convolution), if it may be fused."""
     if not (options.fuse_init and options.vectorize and nest.vectorizable):
         return None
-    if con is None or not (con.m and con.n and con.k) or len(op.results) != 1 or 0 in nest.ranges:
+    if len(op.results) != 1 or 0 in nest.ranges or plan_for(nest, target, options).kind not in ACCUMULATING_PLANS:
         return None
     fill = _owner(op.operands[len(op.operands) - 1])
     return fill if fill is not None and fill.name == "linalg.fill" else None
 
 
-def _claim_fill_inits(module: ir.Module, options: ScheduleOptions) -> None:
+def _claim_fill_inits(module: ir.Module, target: CpuTarget, options: ScheduleOptions) -> None:
     """Give each contraction whose init is a ``linalg.fill`` a fill of its own.
 
     A fill shared by several contractions (CSE merges identical ones) is
@@ -784,7 +803,7 @@ def _claim_fill_inits(module: ir.Module, options: ScheduleOptions) -> None:
     originals: list[ir.Operation] = []
     for op in _collect_linalg_ops(module):
         nest = analyze_linalg_op(op)
-        fill = _fill_init(op, nest, options) if nest is not None else None
+        fill = _fill_init(op, nest, target, options) if nest is not None else None
         if fill is None:
             continue
         index = len(op.operands) - 1
@@ -819,7 +838,7 @@ def apply_op_schedules(
     fused_inits: set[int] = set()
     with module.context:
         i64 = ir.IntegerType.get_signless(64)
-        _claim_fill_inits(module, options)
+        _claim_fill_inits(module, target, options)
         for op in _collect_linalg_ops(module):
             if SCHEDULE_INIT_ATTR in op.attributes:
                 continue  # scheduled with its consumer
@@ -829,7 +848,7 @@ def apply_op_schedules(
             schedule_id = len(groups)
             op.attributes[SCHEDULE_ID_ATTR] = ir.IntegerAttr.get(i64, schedule_id)
             group = [op]
-            fill = _fill_init(op, nest, options)
+            fill = _fill_init(op, nest, target, options)
             if fill is not None and SCHEDULE_INIT_ATTR in fill.attributes:
                 fill.attributes[SCHEDULE_INIT_ATTR] = ir.IntegerAttr.get(i64, schedule_id)
                 fused_inits.add(schedule_id)
@@ -857,7 +876,7 @@ def _schedule_kernel(
     """Schedule the op of one kernel (and its fill init): its records."""
     payload, schedule_id = kernel.function, kernel.schedule_id
     plan = plan_for(nest, target, options)
-    if has_init and plan.kind == "contraction":
+    if has_init and plan.kind in INIT_FUSING_PLANS:
         plan = replace(plan, fuse_init=True, reduction_dims=nest.reduction_dims)
         if not init_fusible(plan):
             plan = replace(plan, fuse_init=False)
