@@ -8,13 +8,15 @@ linalg op (named or generic) with static shapes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from dataclasses import dataclass
 
 from mlir import ir
 from mlir.dialects import linalg
 
 __all__ = ["KERNEL_GRADIENT_ATTR", "ContractionLoops", "ConvolutionLoops", "LoopNest", "analyze_linalg_op",
-           "tileable_maps"]
+           "ops_where", "tileable_maps"]
 
 #: marks the lane-wise partial sums of a convolution's kernel gradient (:mod:`.conv_kernel_grad`)
 KERNEL_GRADIENT_ATTR = "dlvm.kernel_gradient"
@@ -336,3 +338,17 @@ def analyze_linalg_op(op: ir.Operation) -> LoopNest | None:
         convolution=_convolution_loops(op),
         kernel_gradient=KERNEL_GRADIENT_ATTR in op.attributes,
     )
+
+
+def ops_where(module: ir.Module, selects: Callable[[ir.Operation], bool]) -> list[ir.Operation]:
+    """The ops nested in ``module`` that ``selects`` accepts, in pre-order (collected, so callers may rewrite them)."""
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if selects(op):
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    with module.context:
+        module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found

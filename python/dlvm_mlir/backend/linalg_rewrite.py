@@ -8,6 +8,7 @@ from mlir import ir
 from mlir.dialects import transform
 from mlir.dialects.transform import structured
 
+from .analysis import ops_where  # noqa: F401  (re-exported: the rewrites' walk)
 from .schedule import run_transform_script
 
 __all__ = ["affine_maps", "dense_ints", "generalize_tagged", "iterator_types", "map_dims", "ops_where",
@@ -22,20 +23,6 @@ def dense_ints(attr: ir.Attribute) -> list[int]:
 def affine_maps(*maps: ir.AffineMap) -> ir.ArrayAttr:
     """``indexing_maps`` of a ``linalg.generic``."""
     return ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps])
-
-
-def ops_where(module: ir.Module, selects: Callable[[ir.Operation], bool]) -> list[ir.Operation]:
-    """The ops nested in ``module`` that ``selects`` accepts, in pre-order (collected, so callers may rewrite them)."""
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if selects(op):
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    with module.context:
-        module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return found
 
 
 def result_linalg_ops(module: ir.Module) -> list[ir.Operation]:

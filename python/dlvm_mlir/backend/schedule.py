@@ -60,7 +60,7 @@ from mlir.dialects.transform import loop as loop_ext
 from mlir.dialects.transform import tensor as tensor_ext
 from mlir.dialects.transform import vector as vector_ext
 
-from .analysis import LoopNest, analyze_linalg_op
+from .analysis import LoopNest, analyze_linalg_op, ops_where
 from .kernels import Kernel, inline_kernels, outline_kernels
 from .options import ScheduleOptions
 from .target import CpuTarget
@@ -744,15 +744,8 @@ def run_transform_script(payload: ir.Module | ir.Operation, script: str | ir.Mod
 
 
 def _collect_linalg_ops(module: ir.Module) -> list[ir.Operation]:
-    ops: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name.startswith("linalg.") and op.name != "linalg.yield" and len(op.results) > 0:
-            ops.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return ops
+    return ops_where(module, lambda op: op.name.startswith("linalg.") and op.name != "linalg.yield"
+                     and len(op.results) > 0)
 
 
 def _strip_schedule_ids(module: ir.Module) -> None:
@@ -815,6 +808,13 @@ def _claim_fill_inits(module: ir.Module, target: CpuTarget, options: ScheduleOpt
             originals.append(fill)
             fill = clone
         fill.attributes[SCHEDULE_INIT_ATTR] = unit
+    # a fill several insertions write into (CSE merges the fills of equal pads) would
+    # be copied by bufferization for every insertion but one: each gets a fill of its own
+    for insert in ops_where(module, lambda op: op.name == "tensor.insert_slice"):
+        fill = _owner(insert.operands[1])
+        if fill is not None and fill.name == "linalg.fill" and len(list(fill.results[0].uses)) > 1:
+            insert.operands[1] = fill.clone(ir.InsertionPoint(insert)).results[0]
+            originals.append(fill)
     for fill in originals:
         if not list(fill.results[0].uses) and SCHEDULE_INIT_ATTR not in fill.attributes:
             fill.erase()
