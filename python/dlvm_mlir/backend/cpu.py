@@ -93,7 +93,6 @@ from .conv_direct import direct_convolutions
 from .conv_im2col import im2col_convolutions
 from .conv_kernel_grad import kernel_gradient_convolutions
 from .pooling import tiled_poolings
-from .scheduled_copies import scheduled_copies
 from .collapse_dims import collapse_contraction_reductions
 from .packing import pack_contractions
 from .reduction_split import split_reductions
@@ -354,7 +353,6 @@ def pack_steps(options: CpuOptions) -> list[Step]:
         changed |= bool(options.im2col and im2col_convolutions(module))
         changed |= bool(grouped_convolutions(module))
         changed |= bool(tiled_poolings(module))
-        changed |= bool(scheduled_copies(module))
         changed |= collapse_contraction_reductions(module)
         if options.pack_operands:
             pack_contractions(module, options.target, options.schedule)
