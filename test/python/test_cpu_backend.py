@@ -1533,42 +1533,6 @@ def test_pads_agree_with_numpy(shape, low, high, dtype) -> None:
     np.testing.assert_array_equal(exe.entry("pad")(x, value), want)
 
 
-def test_a_fill_shared_by_insertions_is_recomputed_for_each() -> None:
-    """backend/cpu.py recompute_shared_fills: CSE merges the fills of equal pads; each
-    insertion gets a fill of its own again (bufferization copied the shared one for all but
-    one, and the inserted values in with scalar loops); a fill that reads an argument is
-    left alone. The program still computes the right values."""
-    from dlvm_mlir.backend.cpu import recompute_shared_fills
-
-    src = """
-func.func @two(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>, %v: f32) -> (tensor<6x10xf32>, tensor<6x10xf32>, tensor<6x10xf32>, tensor<6x10xf32>) {
-  %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<6x10xf32>
-  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<6x10xf32>) -> tensor<6x10xf32>
-  %g = linalg.fill ins(%v : f32) outs(%e : tensor<6x10xf32>) -> tensor<6x10xf32>
-  %pa = tensor.insert_slice %a into %f[1, 1] [4, 8] [1, 1] : tensor<4x8xf32> into tensor<6x10xf32>
-  %pb = tensor.insert_slice %b into %f[1, 1] [4, 8] [1, 1] : tensor<4x8xf32> into tensor<6x10xf32>
-  %qa = tensor.insert_slice %a into %g[0, 0] [4, 8] [1, 1] : tensor<4x8xf32> into tensor<6x10xf32>
-  %qb = tensor.insert_slice %b into %g[2, 2] [4, 8] [1, 1] : tensor<4x8xf32> into tensor<6x10xf32>
-  return %pa, %pb, %qa, %qb : tensor<6x10xf32>, tensor<6x10xf32>, tensor<6x10xf32>, tensor<6x10xf32>
-}
-"""
-    module = ir.Module.parse(src, dlvm_mlir.make_context())
-    # %f's second insertion gets a fill of its own; %g reads %v (only constants qualify)
-    assert recompute_shared_fills(module) == 1
-    fills = [op for op in module.body.operations[0].regions[0].blocks[0].operations if op.name == "linalg.fill"]
-    assert len(fills) == 3
-    a = RNG.standard_normal((4, 8)).astype(np.float32)
-    b = RNG.standard_normal((4, 8)).astype(np.float32)
-    got = compile_cpu(src, use_cache=False).entry("two")(a, b, np.float32(3.0))
-    want_pa, want_pb = np.zeros((6, 10), np.float32), np.zeros((6, 10), np.float32)
-    want_pa[1:5, 1:9], want_pb[1:5, 1:9] = a, b
-    want_qa, want_qb = np.full((6, 10), 3.0, np.float32), np.full((6, 10), 3.0, np.float32)
-    want_qa[0:4, 0:8], want_qb[2:6, 2:10] = a, b
-    for g, w in zip(got, (want_pa, want_pb, want_qa, want_qb)):
-        np.testing.assert_array_equal(g, w)
-
-
 @pytest.mark.parametrize("kind,shape,window,dtype,tiled", [
     ("max", (4, 8, 32, 32), (1, 1, 2, 2), "f32", True),    # 2x2/2 pooling: rows of 16, a vector
     ("max", (2, 3, 6, 34), (1, 1, 2, 2), "f32", True),     # rows of 17

@@ -550,69 +550,10 @@ OUT_PARAMS = "buffer-results-to-out-params{hoist-static-allocs modify-public-fun
 """Returned buffers -> caller-allocated out-parameters."""
 
 
-#: ops whose results are values from nothing (a fill reads only these)
-_NOTHING = ("tensor.empty", "arith.constant", "ub.poison")
-
-
-def _defined_by(value: ir.Value) -> ir.Operation | None:
-    owner = value.owner
-    return None if isinstance(owner, ir.Block) else owner.operation
-
-
-def _computed_from_nothing(op: ir.Operation) -> bool:
-    """Does ``op`` compute its results from constants and empty tensors only (a fill, or
-    the loops a fill was scheduled into)?"""
-    if op.name in _NOTHING:
-        return True
-    if not op.regions or any((d := _defined_by(v)) is None or d.name not in _NOTHING for v in op.operands):
-        return False
-    inside = True
-
-    def visit(inner: ir.Operation) -> ir.WalkResult:
-        nonlocal inside
-        for value in inner.operands:
-            owner = value.owner
-            block_owner = owner.owner if isinstance(owner, ir.Block) else owner.operation.parent
-            while block_owner is not None and block_owner != op:
-                block_owner = block_owner.parent
-            if block_owner is None and ((d := _defined_by(value)) is None or d.name not in _NOTHING):
-                inside = False
-                return ir.WalkResult.INTERRUPT
-        return ir.WalkResult.ADVANCE
-
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                inner.operation.walk(visit)
-    return inside
-
-
-def recompute_shared_fills(module: ir.Module) -> int:
-    """Give each slice insertion into a fill that several insertions share a fill of its own.
-
-    CSE merges equal fills (and the equal loops they were scheduled into), e.g. the
-    zero-padded buffers of convolutions of one shape; bufferization then copies the
-    shared buffer for every insertion but one and, since the inserted value can no
-    longer be computed in place, copies it in with scalar loops. Recomputing the fill
-    costs no more than the copy of it. Returns how many fills were recomputed.
-    """
-    recomputed = 0
-    with module.context:
-        for insert in ops_where(module, lambda op: op.name == "tensor.insert_slice"):
-            fill = _defined_by(insert.operands[1])
-            if fill is None or len(list(insert.operands[1].uses)) < 2 or not _computed_from_nothing(fill):
-                continue
-            index = next(i for i, r in enumerate(fill.results) if r == insert.operands[1])
-            insert.operands[1] = fill.clone(ir.InsertionPoint(insert)).results[index]
-            recomputed += 1
-    return recomputed
-
-
 def _prepare_bufferize(module: ir.Module) -> None:
     structure_control_flow(module)
     legalize_tensor_poison(module)
     copy_repeated_results(module)
-    recompute_shared_fills(module)
 
 
 def bufferize_steps(options: CpuOptions) -> list[Step]:

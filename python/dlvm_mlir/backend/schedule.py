@@ -808,13 +808,6 @@ def _claim_fill_inits(module: ir.Module, target: CpuTarget, options: ScheduleOpt
             originals.append(fill)
             fill = clone
         fill.attributes[SCHEDULE_INIT_ATTR] = unit
-    # a fill several insertions write into (CSE merges the fills of equal pads) would
-    # be copied by bufferization for every insertion but one: each gets a fill of its own
-    for insert in ops_where(module, lambda op: op.name == "tensor.insert_slice"):
-        fill = _owner(insert.operands[1])
-        if fill is not None and fill.name == "linalg.fill" and len(list(fill.results[0].uses)) > 1:
-            insert.operands[1] = fill.clone(ir.InsertionPoint(insert)).results[0]
-            originals.append(fill)
     for fill in originals:
         if not list(fill.results[0].uses) and SCHEDULE_INIT_ATTR not in fill.attributes:
             fill.erase()
