@@ -1493,9 +1493,27 @@ def test_direct_convolutions(n, c, h, w, f, k, dilation, padding, dtype, direct)
     """backend/conv_direct.py and the direct convolution schedule: unit-stride convolutions
     whose output rows fill a vector compute in place (no im2col copy), across the register
     tile's row, vector and channel splits, and agree with numpy in float64."""
+    _check_direct_convolution(n, c, h, w, f, k, (1, 1), dilation, padding, dtype, direct)
+
+
+@pytest.mark.parametrize("n,c,h,w,f,k,strides,padding,direct", [
+    (2, 16, 11, 34, 13, 3, (2, 2), (1, 1, 1, 1), True),    # 4 phases: 2x2, 2x1, 1x2, 1x1 taps
+    (1, 5, 9, 52, 7, 5, (3, 3), (2, 2, 2, 2), True),       # 9 phases of a 5x5 window, rows of 17
+    (2, 6, 10, 33, 4, 3, (2, 1), (0, 1, 1, 0), True),      # strided rows only, uneven padding
+    (2, 3, 8, 64, 8, 1, (2, 2), (0, 0, 0, 0), True),       # a strided 1x1 (ResNet's shortcut): one phase
+    (2, 4, 9, 20, 5, 3, (2, 2), (1, 1, 1, 1), False),      # rows of 10: im2col
+])
+def test_strided_direct_convolutions_by_phases(n, c, h, w, f, k, strides, padding, direct) -> None:
+    """backend/conv_direct.py: a strided convolution is one unit-stride direct convolution
+    per phase of its input (a contiguous copy of every s-th row and column) with the
+    filter's taps of that phase; agrees with numpy in float64."""
+    _check_direct_convolution(n, c, h, w, f, k, strides, (1, 1), padding, "f32", direct)
+
+
+def _check_direct_convolution(n, c, h, w, f, k, strides, dilation, padding, dtype, direct) -> None:
     from dlvm_mlir.backend import CpuOptions
 
-    src = str(lower(_conv_source(n, c, h, w, f, k, (1, 1), dilation, padding, dtype), until="linalg"))
+    src = str(lower(_conv_source(n, c, h, w, f, k, strides, dilation, padding, dtype), until="linalg"))
     exe = compile_cpu(src, options=CpuOptions(), use_cache=False)
     kinds = [r.plan.kind for r in exe.lowering.schedules]
     assert ("direct-convolution" in kinds) == direct, kinds
@@ -1503,7 +1521,7 @@ def test_direct_convolutions(n, c, h, w, f, k, dilation, padding, dtype, direct)
     npdt = {"f64": np.float64, "f32": np.float32, "f16": np.float16}[dtype]
     x = RNG.standard_normal((n, c, h, w)).astype(npdt)
     kern = RNG.standard_normal((f, c, k, k)).astype(npdt)
-    want = _numpy_conv(x, kern, (1, 1), dilation, padding)
+    want = _numpy_conv(x, kern, strides, dilation, padding)
     tol = {"f64": 1e-12, "f32": 1e-4, "f16": 3e-2}[dtype]
     np.testing.assert_allclose(exe.entry("conv")(x, kern).astype(np.float64), want, rtol=tol, atol=tol * c * k * k)
 

@@ -44,32 +44,73 @@ def _qualifies(op: ir.Operation, lanes_of) -> bool:
     element = types[2].element_type
     if not all(t.has_static_shape and t.element_type == element for t in types) or not isinstance(element, ir.FloatType):
         return False
-    if dense_ints(op.attributes["strides"]) != [1, 1]:
+    strides = dense_ints(op.attributes["strides"])
+    if strides != [1, 1] and dense_ints(op.attributes["dilations"]) != [1, 1]:
         return False
     return types[2].shape[3] >= lanes_of(element.width // 8)
 
 
-def _rewrite(op: ir.Operation) -> None:
-    x, w, init = op.operands[0], op.operands[1], op.operands[2]
+def _direct(x: ir.Value, w: ir.Value, init: ir.Value, dilations: list[int]) -> ir.Value:
+    """The unit-stride convolution ``init + conv(x, w)`` as the direct generic."""
     f, c, kh, kw = ir.RankedTensorType(w.type).shape
     element = ir.RankedTensorType(init.type).element_type
-    dh, dw = dense_ints(op.attributes["dilations"])
+    dh, dw = dilations
     d = [ir.AffineDimExpr.get(i) for i in range(7)]  # n, f, oh, ow, c, kh, kw
     maps = affine_maps(
         ir.AffineMap.get(7, 0, [d[0], d[4], d[2] + d[5] * dh, d[3] + d[6] * dw]),
         ir.AffineMap.get(7, 0, [d[1], d[5], d[6], d[4]]),
         ir.AffineMap.get(7, 0, [d[0], d[1], d[2], d[3]]),
     )
+    empty = tensor.EmptyOp([f, kh, kw, c], element).result
+    filters = linalg.transpose(w, outs=[empty], permutation=[0, 2, 3, 1])
+    generic = linalg.GenericOp([init.type], [x, filters], [init], maps,
+                               iterator_types(["parallel"] * 4 + ["reduction"] * 3))
+    block = generic.regions[0].blocks.append(element, element, element)
+    with ir.InsertionPoint(block):
+        pixel, weight, acc = block.arguments
+        linalg.YieldOp([arith.addf(acc, arith.mulf(weight, pixel))])
+    return generic.result
+
+
+def _strided_slice(value: ir.Value, offsets: list[int], sizes: list[int], strides: list[int]) -> ir.Value:
+    element = ir.RankedTensorType(value.type).element_type
+    return tensor.extract_slice(ir.RankedTensorType.get(sizes, element), value, [], [], [], offsets, sizes, strides)
+
+
+def _by_phases(x: ir.Value, w: ir.Value, init: ir.Value, strides: list[int]) -> ir.Value:
+    """A strided convolution as one unit-stride convolution per phase of the input.
+
+    Tap ``k = s * t + a`` of a stride-``s`` window reads input rows ``s * (o + t) + a``:
+    phase ``a`` of the input (rows ``a, a + s, ...``, copied contiguous) convolved with
+    taps ``a, a + s, ...`` of the filter, at unit stride.  The phases' convolutions
+    accumulate into one output.
+    """
+    n, c, _, _ = ir.RankedTensorType(x.type).shape
+    f, _, kh, kw = ir.RankedTensorType(w.type).shape
+    _, _, oh, ow = ir.RankedTensorType(init.type).shape
+    element = ir.RankedTensorType(init.type).element_type
+    sh, sw = strides
+    result = init
+    for a in range(min(sh, kh)):
+        for b in range(min(sw, kw)):
+            th, tw = -(-(kh - a) // sh), -(-(kw - b) // sw)
+            rows, cols = oh + th - 1, ow + tw - 1
+            phase = _strided_slice(x, [0, 0, a, b], [n, c, rows, cols], [1, 1, sh, sw])
+            contiguous = linalg.copy(phase, outs=[tensor.EmptyOp([n, c, rows, cols], element).result])
+            taps = _strided_slice(w, [0, 0, a, b], [f, c, th, tw], [1, 1, sh, sw])
+            result = _direct(contiguous, taps, result, [1, 1])
+    return result
+
+
+def _rewrite(op: ir.Operation) -> None:
+    x, w, init = op.operands[0], op.operands[1], op.operands[2]
+    strides = dense_ints(op.attributes["strides"])
     with ir.InsertionPoint(op), op.location:
-        empty = tensor.EmptyOp([f, kh, kw, c], element).result
-        filters = linalg.transpose(w, outs=[empty], permutation=[0, 2, 3, 1])
-        generic = linalg.GenericOp([init.type], [x, filters], [init], maps,
-                                   iterator_types(["parallel"] * 4 + ["reduction"] * 3))
-        block = generic.regions[0].blocks.append(element, element, element)
-        with ir.InsertionPoint(block):
-            pixel, weight, acc = block.arguments
-            linalg.YieldOp([arith.addf(acc, arith.mulf(weight, pixel))])
-    op.results[0].replace_all_uses_with(generic.result)
+        if strides == [1, 1]:
+            result = _direct(x, w, init, dense_ints(op.attributes["dilations"]))
+        else:
+            result = _by_phases(x, w, init, strides)
+    op.results[0].replace_all_uses_with(result)
     op.erase()
 
 
