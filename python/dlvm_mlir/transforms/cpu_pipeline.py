@@ -52,7 +52,7 @@ from dlvm_mlir.backend.cpu import (
     entry_point_signatures,
     lower_to_llvm_cpu,
 )
-from dlvm_mlir.backend.options import default_threads
+from dlvm_mlir.backend.options import ScheduleOptions, default_threads
 from dlvm_mlir.backend.target import CpuTarget, host_target
 from dlvm_mlir.passes import Call, ModulePass, Option, Step, register_pass
 from dlvm_mlir.transforms._lowering import (
@@ -78,6 +78,7 @@ def cpu_options(
     fast_math: bool = True,
     pack: bool = True,
     im2col: bool = True,
+    direct_conv: bool = True,
     vector_bits: int = 0,
     caching_allocator: bool = True,
 ) -> CpuOptions:
@@ -93,6 +94,7 @@ def cpu_options(
         pack_operands=pack,
         im2col=im2col,
         caching_allocator=caching_allocator,
+        schedule=ScheduleOptions(direct_convolutions=direct_conv),
         target=target,
     )
 
@@ -111,6 +113,8 @@ class CpuPipeline(ModulePass):
         Option("fast-math", bool, True, "f32 exp/log/tanh/erf as vectorizable polynomial approximations"),
         Option("pack", bool, True, "pack the B operand of large matmuls into contiguous panels"),
         Option("im2col", bool, True, "large 2-D convolutions as an im2col copy and a contraction"),
+        Option("direct-conv", bool, True, "2-D convolutions whose output rows fill a vector computed in place "
+               "(strided ones by phases) and kernel gradients as lane-wise partial sums, before im2col"),
         Option("caching-allocator", bool, True,
                "memref.alloc/dealloc call _mlir_memref_to_llvm_{alloc,aligned_alloc,free} (bound to dlvm_mlir's "
                "caching allocator by its JIT; false: malloc/free)"),
@@ -132,6 +136,7 @@ class CpuPipeline(ModulePass):
             fast_math=self.fast_math,
             pack=self.pack,
             im2col=self.im2col,
+            direct_conv=self.direct_conv,
             vector_bits=self.vector_bits,
             caching_allocator=self.caching_allocator,
         )

@@ -1,0 +1,56 @@
+// The pack stage's convolution rewrites (docs/cpu.md, "Convolutions"): direct
+// convolutions (conv_direct.py), strided ones by phases, kernel gradients as
+// lane-wise partial sums (conv_kernel_grad.py) and pooling windows that tile
+// their input (pooling.py); direct-conv=false keeps the im2col path.
+// RUN: dlvm-opt %s --dlvm-cpu-pipeline="stop-at=pack vector-bits=512" | FileCheck %s
+// RUN: dlvm-opt %s --dlvm-cpu-pipeline="stop-at=pack vector-bits=512 direct-conv=false" | FileCheck %s --check-prefix=OFF
+
+// A unit-stride 3x3 convolution: the filter re-laid out as [f, kh, kw, c] and one
+// generic reading the input at the tap's offset; no im2col copy.
+// CHECK-LABEL: func.func @dlvm_conv3x3
+// CHECK: linalg.transpose {{.*}} permutation = [0, 2, 3, 1]
+// CHECK: linalg.generic {indexing_maps = [#[[X:map[0-9]*]], #[[W:map[0-9]*]], #{{map[0-9]*}}]
+// CHECK-SAME: ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]
+// CHECK: arith.mulf
+// CHECK-NOT: tensor<2x64x3x3x32x32xf32>
+// OFF-LABEL: func.func @dlvm_conv3x3
+// OFF: tensor<2x64x3x3x32x32xf32>
+func.func @conv3x3(%x: tensor<2x64x32x32xf32>, %k: tensor<64x64x3x3xf32>) -> tensor<2x64x32x32xf32> {
+  %y = dlvm.convolve %x, %k padding [1, 1, 1, 1] : tensor<2x64x32x32xf32>, tensor<64x64x3x3xf32>
+  return %y : tensor<2x64x32x32xf32>
+}
+
+// Stride 2: four unit-stride convolutions, one per phase of the input (a
+// contiguous copy of every other row and column) with that phase's 2x2, 2x1,
+// 1x2 and 1x1 taps.
+// CHECK-LABEL: func.func @dlvm_conv_stride2
+// CHECK-COUNT-4: linalg.copy {{.*}}ins(%{{.*}} : tensor<2x16x{{1[67]}}x{{1[67]}}xf32>)
+func.func @conv_stride2(%x: tensor<2x16x34x34xf32>, %k: tensor<32x16x3x3xf32>) -> tensor<2x32x16x16xf32> {
+  %y = dlvm.convolve %x, %k strides [2, 2] : tensor<2x16x34x34xf32>, tensor<32x16x3x3xf32>
+  return %y : tensor<2x32x16x16xf32>
+}
+
+// The kernel gradient's convolution (3x3 output, 32-wide filter rows): partial
+// sums over 16 lanes, an explicit fma, then a sum over the lanes.
+// CHECK-LABEL: func.func @dlvm_dk
+// CHECK: tensor.expand_shape {{.*}} into tensor<2x8x32x2x16xf32>
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<8x8x3x3x16xf32>)
+// CHECK: math.fma
+// CHECK: linalg.generic {{.*}}["parallel", "parallel", "parallel", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<8x8x3x3xf32>)
+func.func @seeded(%x: tensor<2x8x32x32xf32>, %k: tensor<8x8x3x3xf32>, %dy: tensor<2x8x32x32xf32>) -> tensor<f32> {
+  %y = dlvm.convolve %x, %k padding [1, 1, 1, 1] : tensor<2x8x32x32xf32>, tensor<8x8x3x3xf32>
+  %p = dlvm.mul %y, %dy : tensor<2x8x32x32xf32>, tensor<2x8x32x32xf32>
+  %s = dlvm.reduce add %p dims [0, 1, 2, 3] : tensor<2x8x32x32xf32>
+  return %s : tensor<f32>
+}
+func.func private @dk(tensor<2x8x32x32xf32>, tensor<8x8x3x3xf32>, tensor<2x8x32x32xf32>) -> tensor<8x8x3x3xf32>
+    attributes {dlvm.gradient = #dlvm.gradient<of @seeded wrt [1]>}
+
+// 2x2/2 max pooling reads its input reshaped to [n, 1, c, 1, oh, 2, ow, 2].
+// CHECK-LABEL: func.func @dlvm_pool
+// CHECK: tensor.expand_shape {{.*}} into tensor<2x1x8x1x16x2x16x2xf32>
+// CHECK: arith.maximumf
+func.func @pool(%x: tensor<2x8x32x32xf32>) -> tensor<2x8x16x16xf32> {
+  %y = dlvm.reduce_window max %x window [1, 1, 2, 2] strides [1, 1, 2, 2] padding none : tensor<2x8x32x32xf32>
+  return %y : tensor<2x8x16x16xf32>
+}
