@@ -1,5 +1,9 @@
 """2-D convolutions as an im2col copy and a contraction (the CPU back end's matmul path).
 
+Runs after :mod:`.conv_direct` and :mod:`.conv_kernel_grad`, which take the convolutions
+whose output rows fill a vector (and the kernel gradients whose filter rows do) without
+any copy; this is the path of the rest.
+
 The convolution schedule (tiles of output rows decomposed into vectorized 1-D
 convolutions) reaches about 40 GFLOP/s on a 3x3, 64-channel layer; the
 contraction schedule (packed operands, register tiles) about 130.  A

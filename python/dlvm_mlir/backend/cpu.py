@@ -35,8 +35,10 @@ and ``dlvm-cpu-pipeline`` hands them to the pass manager one by one, so that
     (:mod:`dlvm_mlir.backend.mathapprox`), so they vectorize.
 ``pack``
     f16 inputs of f32-accumulating contractions are extended to f32 copies
-    (:mod:`dlvm_mlir.backend.widen_half`); convolutions become im2col
-    contractions or per-tap multiply-adds; the B operand of large
+    (:mod:`dlvm_mlir.backend.widen_half`); convolutions become direct
+    convolutions (strided ones by phases), lane-wise kernel-gradient sums,
+    im2col contractions or per-tap multiply-adds; pooling windows that tile
+    their input become reductions of a reshaped input; the B operand of large
     contractions is copied into contiguous panels of the register-tile width
     (:mod:`dlvm_mlir.backend.packing`).
 ``tile-and-vectorize``
@@ -336,9 +338,12 @@ def stage_approximate_math(module: ir.Module, options: CpuOptions) -> None:
 
 def pack_steps(options: CpuOptions) -> list[Step]:
     """Extend the f16 inputs of f32-accumulating contractions to f32
-    (:mod:`dlvm_mlir.backend.widen_half`), rewrite large 2-D convolutions as im2col + contraction
+    (:mod:`dlvm_mlir.backend.widen_half`), rewrite 2-D convolutions as direct convolutions
+    (:mod:`dlvm_mlir.backend.conv_direct`), kernel gradients as lane-wise partial sums
+    (:mod:`dlvm_mlir.backend.conv_kernel_grad`), the remaining large ones as im2col + contraction
     (:mod:`dlvm_mlir.backend.conv_im2col`) and depthwise ones as one multiply-add per
-    tap or output position (:mod:`dlvm_mlir.backend.conv_grouped`), merge the reduction loops of
+    tap or output position (:mod:`dlvm_mlir.backend.conv_grouped`), pooling windows that tile
+    their input as reductions of a reshaped input (:mod:`dlvm_mlir.backend.pooling`), merge the reduction loops of
     contractions that travel together (:mod:`dlvm_mlir.backend.collapse_dims`),
     then copy the streamed operand of large contractions into contiguous panels;
     canonicalize and cse after packing or if anything changed."""
