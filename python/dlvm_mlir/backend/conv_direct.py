@@ -31,6 +31,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
+from .conv_im2col import describe_convolution
 from .linalg_rewrite import affine_maps, dense_ints, iterator_types, ops_where
 from .target import CpuTarget
 
@@ -38,16 +39,10 @@ __all__ = ["direct_convolutions"]
 
 
 def _qualifies(op: ir.Operation, lanes_of) -> bool:
-    if op.name != "linalg.conv_2d_nchw_fchw":
+    conv = describe_convolution(op)
+    if conv is None or (conv.strides != (1, 1) and conv.dilations != (1, 1)):
         return False
-    types = [ir.RankedTensorType(v.type) for v in op.operands]
-    element = types[2].element_type
-    if not all(t.has_static_shape and t.element_type == element for t in types) or not isinstance(element, ir.FloatType):
-        return False
-    strides = dense_ints(op.attributes["strides"])
-    if strides != [1, 1] and dense_ints(op.attributes["dilations"]) != [1, 1]:
-        return False
-    return types[2].shape[3] >= lanes_of(element.width // 8)
+    return conv.ow >= lanes_of(conv.element.width // 8)
 
 
 def _direct(x: ir.Value, w: ir.Value, init: ir.Value, dilations: list[int]) -> ir.Value:

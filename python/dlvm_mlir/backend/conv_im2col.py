@@ -44,7 +44,8 @@ from mlir.dialects import arith, linalg, scf, tensor
 from .linalg_rewrite import affine_maps, dense_ints, iterator_types, reassociation
 from .tiling import divisors
 
-__all__ = ["CHUNK_BYTES", "MIN_IMAGE", "MIN_MACS", "MIN_REDUCTION", "im2col_convolutions"]
+__all__ = ["CHUNK_BYTES", "MIN_IMAGE", "MIN_MACS", "MIN_REDUCTION", "Conv", "describe_convolution",
+           "im2col_convolutions"]
 
 #: largest column matrix of one chunk (of the batch, or of the input channels)
 CHUNK_BYTES = 8 << 20
@@ -70,7 +71,7 @@ def _generic(inputs: list[ir.Value], init: ir.Value, maps: ir.ArrayAttr, iterato
 
 
 @dataclass(frozen=True)
-class _Conv:
+class Conv:
     """A ``linalg.conv_2d_nchw_fchw`` on static tensors of one float type."""
 
     x: ir.Value
@@ -109,7 +110,11 @@ class _Conv:
                      ir.AffineMap.get_identity(6))
 
 
-def _describe(op: ir.Operation) -> _Conv | None:
+def describe_convolution(op: ir.Operation) -> Conv | None:
+    """``op`` as a :class:`Conv` if it is a ``linalg.conv_2d_nchw_fchw`` on static tensors of
+    one float type (the form the convolution rewrites take), else None."""
+    if op.name != "linalg.conv_2d_nchw_fchw":
+        return None
     x, w, init = op.operands[0], op.operands[1], op.operands[2]
     types = [ir.RankedTensorType(v.type) for v in (x, w, init)]
     element = types[2].element_type
@@ -120,7 +125,7 @@ def _describe(op: ir.Operation) -> _Conv | None:
     _, _, oh, ow = types[2].shape
     sh, sw = dense_ints(op.attributes["strides"])
     dh, dw = dense_ints(op.attributes["dilations"])
-    return _Conv(x, w, init, element, n, c, hp, wp, f, kh, kw, oh, ow, (sh, sw), (dh, dw))
+    return Conv(x, w, init, element, n, c, hp, wp, f, kh, kw, oh, ow, (sh, sw), (dh, dw))
 
 
 def _chunked(total: int, chunk: int, init: ir.Value, body) -> ir.Value:
@@ -147,7 +152,7 @@ def _insert(value: ir.Value, into: ir.Value, position: int, start: ir.Value) -> 
     return tensor.insert_slice(value, into, [start], [], [], offsets, list(shape), [1] * len(shape))
 
 
-def _per_image(conv: _Conv, w2: ir.Value) -> ir.Value:
+def _per_image(conv: Conv, w2: ir.Value) -> ir.Value:
     """out[n, f, p] += w[f, q] * col[n, q, p], the batch in chunks of images: (N, F, P)."""
     k = conv
     width = k.element.width // 8
@@ -170,7 +175,7 @@ def _per_image(conv: _Conv, w2: ir.Value) -> ir.Value:
     return _chunked(k.n, chunk, acc, body)
 
 
-def _flat(conv: _Conv, w2: ir.Value) -> ir.Value:
+def _flat(conv: Conv, w2: ir.Value) -> ir.Value:
     """out[f, (n, p)] += w[f, q] * col[q, (n, p)], one plain matmul, the reduction in chunks
     of input channels: (N, F, P) after a transpose."""
     k = conv
@@ -198,7 +203,7 @@ def _flat(conv: _Conv, w2: ir.Value) -> ir.Value:
 
 
 def _rewrite(op: ir.Operation) -> bool:
-    conv = _describe(op)
+    conv = describe_convolution(op)
     if conv is None or conv.n * conv.f * conv.q * conv.p < MIN_MACS or conv.q < MIN_REDUCTION:
         return False
     with ir.InsertionPoint(op), op.location:

@@ -36,8 +36,8 @@ from mlir import ir
 from mlir.dialects import arith, linalg, math, tensor
 
 from .analysis import KERNEL_GRADIENT_ATTR
-from .conv_im2col import MIN_IMAGE
-from .linalg_rewrite import affine_maps, dense_ints, iterator_types, map_dims, ops_where, reassociation
+from .conv_im2col import MIN_IMAGE, describe_convolution
+from .linalg_rewrite import affine_maps, iterator_types, map_dims, ops_where, reassociation
 from .target import CpuTarget
 
 __all__ = ["kernel_gradient_convolutions"]
@@ -45,20 +45,11 @@ __all__ = ["kernel_gradient_convolutions"]
 
 def _lanes(op: ir.Operation, target: CpuTarget) -> int | None:
     """The vector length the rewrite splits the filter rows by, or None if ``op`` does not qualify."""
-    if op.name != "linalg.conv_2d_nchw_fchw":
+    conv = describe_convolution(op)
+    if conv is None or conv.strides != (1, 1) or conv.dilations != (1, 1):
         return None
-    types = [ir.RankedTensorType(v.type) for v in op.operands]
-    element = types[2].element_type
-    if not all(t.has_static_shape and t.element_type == element for t in types) or not isinstance(element, ir.FloatType):
-        return None
-    if dense_ints(op.attributes["strides"]) != [1, 1] or dense_ints(op.attributes["dilations"]) != [1, 1]:
-        return None
-    lanes = target.lanes(element.width // 8)
-    _, _, oh, ow = types[2].shape
-    kw = types[1].shape[3]
-    if oh * ow >= MIN_IMAGE or kw % lanes != 0:
-        return None
-    return lanes
+    lanes = target.lanes(conv.element.width // 8)
+    return lanes if conv.p < MIN_IMAGE and conv.kw % lanes == 0 else None
 
 
 def _producer(value: ir.Value, name: str) -> ir.Operation | None:
