@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from mlir import ir
 from mlir.dialects import transform
 from mlir.dialects.transform import structured
