@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import linalg
 
-__all__ = ["KERNEL_GRADIENT_ATTR", "ContractionLoops", "ConvolutionLoops", "LoopNest", "analyze_linalg_op",
+__all__ = ["SCHEDULE_HINT_ATTR", "ContractionLoops", "ConvolutionLoops", "LoopNest", "analyze_linalg_op",
            "ops_where", "tileable_maps"]
 
-#: marks the lane-wise partial sums of a convolution's kernel gradient (:mod:`.conv_kernel_grad`)
-KERNEL_GRADIENT_ATTR = "dlvm.kernel_gradient"
+#: the schedule a rewrite made an op for (a string: ``direct-convolution`` from
+#: :mod:`.conv_direct`, ``kernel-gradient`` from :mod:`.conv_kernel_grad`)
+SCHEDULE_HINT_ATTR = "dlvm.schedule_hint"
 
 
 @dataclass(frozen=True)
@@ -66,8 +67,8 @@ class LoopNest:
     tileable: bool = True
     contraction: ContractionLoops | None = None
     convolution: ConvolutionLoops | None = None
-    #: the partial sums of a kernel gradient (loops b, f, i, j, l | q, u, vb; :mod:`.conv_kernel_grad`)
-    kernel_gradient: bool = False
+    #: the op's :data:`SCHEDULE_HINT_ATTR`, or ""
+    hint: str = ""
 
     @property
     def rank(self) -> int:
@@ -336,7 +337,7 @@ def analyze_linalg_op(op: ir.Operation) -> LoopNest | None:
         tileable=_tileable(maps),
         contraction=_contraction_loops(op),
         convolution=_convolution_loops(op),
-        kernel_gradient=KERNEL_GRADIENT_ATTR in op.attributes,
+        hint=ir.StringAttr(op.attributes[SCHEDULE_HINT_ATTR]).value if SCHEDULE_HINT_ATTR in op.attributes else "",
     )
 
 

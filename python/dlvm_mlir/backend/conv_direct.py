@@ -31,6 +31,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
+from .analysis import SCHEDULE_HINT_ATTR
 from .conv_im2col import describe_convolution
 from .linalg_rewrite import affine_maps, dense_ints, iterator_types, ops_where
 from .target import CpuTarget
@@ -60,6 +61,7 @@ def _direct(x: ir.Value, w: ir.Value, init: ir.Value, dilations: list[int]) -> i
     filters = linalg.transpose(w, outs=[empty], permutation=[0, 2, 3, 1])
     generic = linalg.GenericOp([init.type], [x, filters], [init], maps,
                                iterator_types(["parallel"] * 4 + ["reduction"] * 3))
+    generic.operation.attributes[SCHEDULE_HINT_ATTR] = ir.StringAttr.get("direct-convolution")
     block = generic.regions[0].blocks.append(element, element, element)
     with ir.InsertionPoint(block):
         pixel, weight, acc = block.arguments

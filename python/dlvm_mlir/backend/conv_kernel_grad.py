@@ -35,7 +35,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, linalg, math, tensor
 
-from .analysis import KERNEL_GRADIENT_ATTR
+from .analysis import SCHEDULE_HINT_ATTR
 from .conv_im2col import MIN_IMAGE, describe_convolution
 from .linalg_rewrite import affine_maps, iterator_types, map_dims, ops_where, reassociation
 from .target import CpuTarget
@@ -141,7 +141,7 @@ def _rewrite(op: ir.Operation, lanes: int) -> None:
                            ir.AffineMap.get(8, 0, [db, df, di, dj, dl]))
         partial = linalg.GenericOp([partial_init.type], [x_value, rows], [partial_init], maps,
                                    iterator_types(["parallel"] * 5 + ["reduction"] * 3))
-        partial.operation.attributes[KERNEL_GRADIENT_ATTR] = ir.UnitAttr.get()
+        partial.operation.attributes[SCHEDULE_HINT_ATTR] = ir.StringAttr.get("kernel-gradient")
         block = partial.regions[0].blocks.append(element, element, element)
         with ir.InsertionPoint(block):
             pixel, gradient, acc = block.arguments

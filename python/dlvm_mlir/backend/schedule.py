@@ -325,20 +325,20 @@ def _convolution_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOption
 
 
 def _direct_convolution_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -> Plan | None:
-    """A 2-D convolution with unit strides computed in place, as a contraction per tap.
+    """A unit-stride 2-D convolution computed in place (:mod:`.conv_direct`).
 
-    The register tile covers ``rows`` output channels by a block of output
-    pixels (``oh`` rows of ``ow`` columns, 4 vectors on AVX-512), like a
-    matmul's 6 x 64 tile; its reduction loops (input channels, filter rows,
-    filter columns) are unit loops, so each tile, once its unit loops are
-    folded, is an outer product of a column of the filter and a block of the
-    input shifted by the tap: broadcast FMAs on accumulators that stay in
-    registers for the whole reduction.  No im2col copy.
+    The register tile covers output channels by one output row of up to 4
+    vectors (AVX-512: 12 channels x 32 pixels, 24 x 16, 6 x 64: 24
+    accumulators), steps of 8 input channels and unit filter loops; once its
+    unit loops are folded, a tile is a contraction over the input channels,
+    broadcast FMAs of the filter with the input row shifted by the tap, on
+    accumulators that stay in registers for the whole reduction.  Only for
+    the generics conv_direct.py made (tagged): a named convolution's product
+    comes image first, and its contraction would be lowered with the vectors
+    along the filters.
     """
     conv = nest.convolution
-    # only the generics of conv_direct.py: a named convolution's operands come image first,
-    # and its contraction would be lowered with the vectors along the filter's rows
-    if conv is None or not options.direct_convolutions or nest.op_name != "linalg.generic":
+    if conv is None or not options.direct_convolutions or nest.hint != "direct-convolution":
         return None
     if (len(conv.output_image) != 2 or len(conv.filter_loop) != 2 or len(conv.output_channel) != 1
             or conv.depth or not conv.input_channel or any(s != 1 for s in conv.strides)):
@@ -485,7 +485,7 @@ def plan_for(nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -> Pla
     if not nest.tileable:
         # upstream tiling asserts on a loop read backwards, and slices floordiv/mod indices wrongly
         return Plan(kind="scalar", vectorize=False, note="an indexing map reads a loop backwards or by floordiv/mod")
-    if nest.kernel_gradient and nest.rank == 8:
+    if nest.hint == "kernel-gradient" and nest.rank == 8:
         return _kernel_gradient_plan(nest, target, options)
     con = nest.contraction
     if con is not None and con.m and con.n and con.k:
@@ -785,7 +785,7 @@ def _fill_init(
 
 
 def _claim_fill_inits(module: ir.Module, target: CpuTarget, options: ScheduleOptions) -> None:
-    """Give each contraction whose init is a ``linalg.fill`` a fill of its own.
+    """Give each op of :data:`ACCUMULATING_PLANS` whose init is a ``linalg.fill`` a fill of its own.
 
     A fill shared by several contractions (CSE merges identical ones) is
     cloned right before each further user; a fill left without users is
