@@ -35,11 +35,13 @@ func.func private @sum_pool_grad(tensor<3x3xf32>, tensor<2x2xf32>) -> tensor<3x3
 // CHECK:      %[[V0:.*]] = dlvm.reduce_window mean %[[ARG0]] window [2] strides [2] padding half : tensor<3xf32>
 // CHECK:      %[[V1:.*]] = dlvm.constant dense<{{.*}}> : tensor<2xf32>
 // CHECK:      %[[V2:.*]] = dlvm.div %[[ARG1]], %[[V1]] : tensor<2xf32>, tensor<2xf32>
-// CHECK:      %[[V3:.*]] = dlvm.constant dense<0.000000e+00> : tensor<4xf32>
-// CHECK:      %[[INSERTED_SLICE:.*]] = tensor.insert_slice %[[V2]] into %[[V3]][0] [2] [2] : tensor<2xf32> into tensor<4xf32>
-// CHECK:      %[[V4:.*]] = dlvm.constant dense<0.000000e+00> : tensor<4xf32>
-// CHECK:      %[[INSERTED_SLICE_0:.*]] = tensor.insert_slice %[[V2]] into %[[V4]][1] [2] [2] : tensor<2xf32> into tensor<4xf32>
-// CHECK:      %[[V5:.*]] = dlvm.add %[[INSERTED_SLICE]], %[[INSERTED_SLICE_0]] : tensor<4xf32>, tensor<4xf32>
+// the windows tile the padded input: the positions' parts are interleaved (reshapes and a
+// concatenation), not inserted into zeros with strides and added up
+// CHECK:      %[[R0:.*]] = dlvm.reshape %[[V2]] to [2, 1] : tensor<2xf32>
+// CHECK:      %[[R1:.*]] = dlvm.reshape %[[V2]] to [2, 1] : tensor<2xf32>
+// CHECK:      %[[C:.*]] = dlvm.concatenate %[[R0]], %[[R1]] axis 1 : tensor<2x1xf32>, tensor<2x1xf32>
+// CHECK:      %[[V5:.*]] = dlvm.reshape %[[C]] to [4] : tensor<2x2xf32>
+// CHECK-NOT:  tensor.insert_slice
 // CHECK:      %[[V6:.*]] = dlvm.slice %[[V5]] offsets [0] sizes [3] : tensor<4xf32>
 // CHECK:      return %[[V6]] : tensor<3xf32>
 func.func @avg_pool(%x: tensor<3xf32>) -> tensor<2xf32> {
@@ -81,16 +83,18 @@ func.func private @avg_pool_grad(tensor<3xf32>, tensor<2xf32>) -> tensor<3xf32>
 // CHECK:      %[[W3:.*]] = dlvm.mul %[[H3]], %[[N3]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
 // CHECK-NOT:  dlvm.add %[[T2]]
 // CHECK:      %[[G0:.*]] = dlvm.mul %[[ARG1]], %[[W0]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
-// CHECK:      %[[S0:.*]] = tensor.insert_slice %[[G0]] into %{{.*}}[0, 0, 0, 0] [1, 1, 2, 2] [1, 1, 2, 2] : tensor<1x1x2x2xf32> into tensor<1x1x4x4xf32>
 // CHECK:      %[[G1:.*]] = dlvm.mul %[[ARG1]], %[[W1]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
-// CHECK:      %[[S1:.*]] = tensor.insert_slice %[[G1]] into %{{.*}}[0, 0, 0, 1] [1, 1, 2, 2] [1, 1, 2, 2] : tensor<1x1x2x2xf32> into tensor<1x1x4x4xf32>
 // CHECK:      %[[G2:.*]] = dlvm.mul %[[ARG1]], %[[W2]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
-// CHECK:      %[[S2:.*]] = tensor.insert_slice %[[G2]] into %{{.*}}[0, 0, 1, 0] [1, 1, 2, 2] [1, 1, 2, 2] : tensor<1x1x2x2xf32> into tensor<1x1x4x4xf32>
 // CHECK:      %[[G3:.*]] = dlvm.mul %[[ARG1]], %[[W3]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
-// CHECK:      %[[S3:.*]] = tensor.insert_slice %[[G3]] into %{{.*}}[0, 0, 1, 1] [1, 1, 2, 2] [1, 1, 2, 2] : tensor<1x1x2x2xf32> into tensor<1x1x4x4xf32>
-// CHECK:      %[[A0:.*]] = dlvm.add %[[S0]], %[[S1]] : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
-// CHECK:      %[[A1:.*]] = dlvm.add %[[A0]], %[[S2]] : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
-// CHECK:      %[[A2:.*]] = dlvm.add %[[A1]], %[[S3]] : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
+// the 2x2/2 windows tile the input: the four positions' parts interleaved
+// CHECK:      %[[S0:.*]] = dlvm.reshape %[[G0]] to [1, 1, 1, 1, 2, 1, 2, 1]
+// CHECK:      %[[S1:.*]] = dlvm.reshape %[[G1]] to [1, 1, 1, 1, 2, 1, 2, 1]
+// CHECK:      %[[S2:.*]] = dlvm.reshape %[[G2]] to [1, 1, 1, 1, 2, 1, 2, 1]
+// CHECK:      %[[S3:.*]] = dlvm.reshape %[[G3]] to [1, 1, 1, 1, 2, 1, 2, 1]
+// CHECK:      %[[ROW0:.*]] = dlvm.concatenate %[[S0]], %[[S1]] axis 7
+// CHECK:      %[[ROW1:.*]] = dlvm.concatenate %[[S2]], %[[S3]] axis 7
+// CHECK:      %[[ALL:.*]] = dlvm.concatenate %[[ROW0]], %[[ROW1]] axis 5
+// CHECK:      %[[A2:.*]] = dlvm.reshape %[[ALL]] to [1, 1, 4, 4] : tensor<1x1x1x1x2x2x2x2xf32>
 // CHECK:      return %[[A2]] : tensor<1x1x4x4xf32>
 func.func @max_pool(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> {
   %y = dlvm.reduce_window max %x window [1, 1, 2, 2] strides [1, 1, 2, 2] padding none : tensor<1x1x4x4xf32>
