@@ -781,3 +781,24 @@ def test_tangent_of_a_while_loop_deciding_on_a_sum_near_overflow_is_not_a_miscom
     outcome = run_program(text, seed=1477877603, declare=False, cpu_pipeline=0.0)
     assert outcome["cls"] == "ok", outcome["message"]
     assert "@grow__fz_jvp: the interpreter agrees when it sums in another order" in outcome["notes"]
+
+
+def test_gradient_of_a_loop_whose_run_time_step_is_zero():
+    """dlvm-fuzz seed 2828: a loop stepping by ``n + n`` with ``n = 0`` at run time (an empty
+    loop: from 0 to 0); its gradient divided by the step for the trip count and the tape
+    position, and the process died of SIGFPE. The divisor is ``max(step, 1)`` now."""
+    text = """func.func @power(%x: f32, %n: i32) -> f32 {
+  %c0 = arith.constant 0 : i32
+  %step = arith.addi %n, %n : i32
+  %r = scf.for %i = %c0 to %n step %step iter_args(%a = %x) -> (f32) : i32 {
+    %m = arith.mulf %a, %x : f32
+    scf.yield %m : f32
+  }
+  return %r : f32
+}
+func.func private @power_grad(f32, i32) -> (f32)
+    attributes {dlvm.gradient = #dlvm.gradient<of @power from 0 wrt [0]>}
+"""
+    exe = dlvm_mlir.compile(text, filename=FILE)
+    assert float(exe["power_grad"](np.float32(3.0), np.int32(0))) == 1.0  # r = x
+    assert float(exe["power_grad"](np.float32(3.0), np.int32(5))) == 6.0  # one iteration: r = x * x

@@ -131,10 +131,18 @@ def _trip_count(op: ir.Operation, lb: ir.Value, ub: ir.Value, step: ir.Value) ->
     # no iteration unless lb < ub, whatever the step (dlvm-fuzz seed 606: with a negative step
     # and ub < lb, ceil((ub - lb) / step) counted iterations that never ran)
     one, zero = vocab.int_const(lb.type, 1), vocab.int_const(lb.type, 0)
+    step = _positive(step)
     span = vocab.iadd(vocab.isub(ub, lb), vocab.isub(step, one))
     n = vocab.imax(vocab.idiv(span, step), zero)
     runs = arith.CmpIOp(arith.CmpIPredicate.slt, lb, ub).result
     return vocab.to_index(arith.SelectOp(runs, n, zero).result), None
+
+
+def _positive(step: ir.Value) -> ir.Value:
+    """``max(step, 1)``: the divisor for a run-time step. A step that is not positive makes
+    ``scf.for`` undefined (a step of 0 never ends, as the primal loop does); dividing by it
+    killed the process with SIGFPE (dlvm-fuzz seed 2828: a step of ``n + n`` with ``n = 0``)."""
+    return vocab.imax(step, vocab.int_const(step.type, 1))
 
 
 def _has_uses(value: ir.Value) -> bool:
@@ -219,7 +227,7 @@ def _for_forward(sweep, op: ir.Operation, scope: Scope) -> None:
     loop = scf.ForOp(lower, upper, step, inits + empty)
     with ir.InsertionPoint(loop.body):
         iterates = list(loop.inner_iter_args)
-        position = vocab.to_index(vocab.idiv(vocab.isub(loop.induction_variable, lower), step))
+        position = vocab.to_index(vocab.idiv(vocab.isub(loop.induction_variable, lower), _positive(step)))
         stored = [_tape_store(iterates[n + k], iterates[i], position) for k, i in enumerate(taped)]
         inner = Scope(scope)
         inner.bind(body.arguments[0], loop.induction_variable)
