@@ -881,7 +881,8 @@ def DLVM_ConvolveOp : DLVM_Op<"convolve", [Pure,
     empty input or window dimension dilates to 0 (as in XLA). Only the batch
     size may be dynamic (it passes through to the result). Integers wrap; on
     `i1` the products are ANDs and the sum is an OR (as `dot`, and XLA's
-    convolution on PRED).
+    convolution on PRED); `f16` and `bf16` products are summed in `f32` and
+    rounded once (as `dot`).
 
     ```mlir
     %y = dlvm.convolve %x, %k strides [1, 1] padding [1, 1, 1, 1]
