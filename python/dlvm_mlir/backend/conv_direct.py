@@ -32,8 +32,8 @@ from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
 from .analysis import SCHEDULE_HINT_ATTR
-from .conv_im2col import describe_convolution
-from .linalg_rewrite import affine_maps, dense_ints, iterator_types, ops_where
+from .conv_im2col import build_generic, describe_convolution
+from .linalg_rewrite import affine_maps, dense_ints, ops_where
 from .target import CpuTarget
 
 __all__ = ["direct_convolutions"]
@@ -58,15 +58,11 @@ def _direct(x: ir.Value, w: ir.Value, init: ir.Value, dilations: list[int]) -> i
         ir.AffineMap.get(7, 0, [d[0], d[1], d[2], d[3]]),
     )
     empty = tensor.EmptyOp([f, kh, kw, c], element).result
-    filters = linalg.transpose(w, outs=[empty], permutation=[0, 2, 3, 1])
-    generic = linalg.GenericOp([init.type], [x, filters], [init], maps,
-                               iterator_types(["parallel"] * 4 + ["reduction"] * 3))
-    generic.operation.attributes[SCHEDULE_HINT_ATTR] = ir.StringAttr.get("direct-convolution")
-    block = generic.regions[0].blocks.append(element, element, element)
-    with ir.InsertionPoint(block):
-        pixel, weight, acc = block.arguments
-        linalg.YieldOp([arith.addf(acc, arith.mulf(weight, pixel))])
-    return generic.result
+    filters = linalg.transpose(w, outs=[empty], permutation=[0, 2, 3, 1]).results[0]
+    result = build_generic([x, filters], init, maps, ["parallel"] * 4 + ["reduction"] * 3,
+                           lambda pixel, weight, acc: arith.addf(acc, arith.mulf(weight, pixel)))
+    result.owner.attributes[SCHEDULE_HINT_ATTR] = ir.StringAttr.get("direct-convolution")
+    return result
 
 
 def _strided_slice(value: ir.Value, offsets: list[int], sizes: list[int], strides: list[int]) -> ir.Value:

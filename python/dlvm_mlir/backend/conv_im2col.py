@@ -44,8 +44,8 @@ from mlir.dialects import arith, linalg, scf, tensor
 from .linalg_rewrite import affine_maps, dense_ints, iterator_types, reassociation
 from .tiling import divisors
 
-__all__ = ["CHUNK_BYTES", "MIN_IMAGE", "MIN_MACS", "MIN_REDUCTION", "Conv", "describe_convolution",
-           "im2col_convolutions"]
+__all__ = ["CHUNK_BYTES", "MIN_IMAGE", "MIN_MACS", "MIN_REDUCTION", "Conv", "build_generic",
+           "describe_convolution", "im2col_convolutions"]
 
 #: largest column matrix of one chunk (of the batch, or of the input channels)
 CHUNK_BYTES = 8 << 20
@@ -61,7 +61,8 @@ MIN_IMAGE = 64
 
 
 
-def _generic(inputs: list[ir.Value], init: ir.Value, maps: ir.ArrayAttr, iterators: list[str], body) -> ir.Value:
+def build_generic(inputs: list[ir.Value], init: ir.Value, maps: ir.ArrayAttr, iterators: list[str], body) -> ir.Value:
+    """A ``linalg.generic`` over ``inputs`` into ``init`` whose body yields ``body(*block arguments)``."""
     element = ir.RankedTensorType(init.type).element_type
     op = linalg.GenericOp([init.type], inputs, [init], maps, iterator_types(iterators))
     block = op.regions[0].blocks.append(*([ir.RankedTensorType(v.type).element_type for v in inputs] + [element]))
@@ -166,9 +167,9 @@ def _per_image(conv: Conv, w2: ir.Value) -> ir.Value:
         xs = k.x if chunk == k.n else _slice(k.x, k.tensor(chunk, k.c, k.hp, k.wp), 0, start)
         part = carried if chunk == k.n else _slice(carried, k.tensor(chunk, k.f, k.p), 0, start)
         empty = tensor.EmptyOp([chunk, k.c, k.kh, k.kw, k.oh, k.ow], k.element).result
-        col6 = _generic([xs], empty, k.copy_maps(False), ["parallel"] * 6, lambda a, _out: a)
+        col6 = build_generic([xs], empty, k.copy_maps(False), ["parallel"] * 6, lambda a, _out: a)
         col = tensor.collapse_shape(k.tensor(chunk, k.q, k.p), col6, reassociation([[0], [1, 2, 3], [4, 5]]))
-        done = _generic([w2, col], part, product_maps, ["parallel"] * 3 + ["reduction"],
+        done = build_generic([w2, col], part, product_maps, ["parallel"] * 3 + ["reduction"],
                         lambda a, b, s: arith.addf(arith.mulf(a, b), s))
         return done if chunk == k.n else _insert(done, carried, 0, start)
 
@@ -193,7 +194,7 @@ def _flat(conv: Conv, w2: ir.Value) -> ir.Value:
         ws = w2 if chunk == k.c else _slice(
             w2, k.tensor(k.f, chunk * taps), 1, arith.muli(start, arith.constant(index, taps)))
         empty = tensor.EmptyOp([chunk, k.kh, k.kw, k.n, k.oh, k.ow], k.element).result
-        col6 = _generic([xs], empty, k.copy_maps(True), ["parallel"] * 6, lambda a, _out: a)
+        col6 = build_generic([xs], empty, k.copy_maps(True), ["parallel"] * 6, lambda a, _out: a)
         col = tensor.collapse_shape(k.tensor(chunk * taps, k.n * k.p), col6, reassociation([[0, 1, 2], [3, 4, 5]]))
         return linalg.matmul(ws, col, outs=[carried])
 

@@ -36,8 +36,8 @@ from mlir import ir
 from mlir.dialects import arith, linalg, math, tensor
 
 from .analysis import SCHEDULE_HINT_ATTR
-from .conv_im2col import MIN_IMAGE, describe_convolution
-from .linalg_rewrite import affine_maps, iterator_types, map_dims, ops_where, reassociation
+from .conv_im2col import MIN_IMAGE, build_generic, describe_convolution
+from .linalg_rewrite import affine_maps, map_dims, ops_where, reassociation
 from .target import CpuTarget
 
 __all__ = ["kernel_gradient_convolutions"]
@@ -139,23 +139,14 @@ def _rewrite(op: ir.Operation, lanes: int) -> None:
         partial_init = linalg.fill(zero, outs=[empty])
         maps = affine_maps(ir.AffineMap.get(8, 0, x_exprs), ir.AffineMap.get(8, 0, k_map),
                            ir.AffineMap.get(8, 0, [db, df, di, dj, dl]))
-        partial = linalg.GenericOp([partial_init.type], [x_value, rows], [partial_init], maps,
-                                   iterator_types(["parallel"] * 5 + ["reduction"] * 3))
-        partial.operation.attributes[SCHEDULE_HINT_ATTR] = ir.StringAttr.get("kernel-gradient")
-        block = partial.regions[0].blocks.append(element, element, element)
-        with ir.InsertionPoint(block):
-            pixel, gradient, acc = block.arguments
-            # an explicit fma: vectorized as is, where a multiply and an add stay two instructions
-            linalg.YieldOp([math.fma(pixel, gradient, acc)])
+        # an explicit fma: vectorized as is, where a multiply and an add stay two instructions
+        partial = build_generic([x_value, rows], partial_init, maps, ["parallel"] * 5 + ["reduction"] * 3,
+                                lambda pixel, gradient, acc: math.fma(pixel, gradient, acc))
+        partial.owner.attributes[SCHEDULE_HINT_ATTR] = ir.StringAttr.get("kernel-gradient")
         e = [ir.AffineDimExpr.get(i) for i in range(5)]
-        total = linalg.GenericOp([init.type], [partial.result], [init],
-                                 affine_maps(ir.AffineMap.get_identity(5), ir.AffineMap.get(5, 0, e[:4])),
-                                 iterator_types(["parallel"] * 4 + ["reduction"]))
-        block = total.regions[0].blocks.append(element, element)
-        with ir.InsertionPoint(block):
-            lane, acc = block.arguments
-            linalg.YieldOp([arith.addf(acc, lane)])
-    op.results[0].replace_all_uses_with(total.result)
+        total = build_generic([partial], init, affine_maps(ir.AffineMap.get_identity(5), ir.AffineMap.get(5, 0, e[:4])),
+                              ["parallel"] * 4 + ["reduction"], lambda lane, acc: arith.addf(acc, lane))
+    op.results[0].replace_all_uses_with(total)
     op.erase()
 
 
