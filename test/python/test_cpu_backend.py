@@ -1660,26 +1660,31 @@ def test_depthwise_convolutions_as_multiply_adds(n, c, h, w, k, strides, dilatio
     np.testing.assert_allclose(exe.entry("conv")(x, kern), want, rtol=tol, atol=tol)
 
 
-@pytest.mark.parametrize("n,c,h,w,groups,f,k,strides,padding", [
-    (8, 64, 16, 16, 64, 64, 3, (1, 1), (1, 1, 1, 1)),  # depthwise: the kernel gradient of a MobileNet layer
-    (3, 6, 9, 11, 2, 4, 3, (2, 1), (1, 0, 0, 2)),      # grouped, strided (kernel gradient by phases)
-    (2, 4, 7, 7, 4, 8, 2, (1, 1), (0, 0, 0, 0)),       # depthwise with a channel multiplier of 2
+@pytest.mark.parametrize("n,c,h,w,groups,f,k,strides,padding,dtype,lane_sums", [
+    # depthwise: the kernel gradient of a MobileNet layer (rows of one vector: lane sums)
+    (8, 64, 16, 16, 64, 64, 3, (1, 1), (1, 1, 1, 1), "f32", True),
+    (3, 6, 9, 11, 2, 4, 3, (2, 1), (1, 0, 0, 2), "f32", False),      # grouped, strided (by phases)
+    (2, 4, 7, 7, 4, 8, 2, (1, 1), (0, 0, 0, 0), "f32", False),       # channel multiplier 2, rows of 6
+    (2, 4, 9, 33, 4, 8, 2, (1, 1), (0, 0, 0, 0), "f32", True),       # ... rows of 2 vectors
+    (3, 12, 10, 8, 2, 10, 3, (1, 1), (1, 1, 1, 1), "f64", True),     # 6 channels, 5 filters per group
+    (2, 9, 6, 16, 3, 6, 1, (1, 1), (0, 0, 0, 0), "f32", True),       # 1x1 grouped, one image-row vector
 ])
-def test_grouped_convolution_gradients_per_output_position(n, c, h, w, groups, f, k, strides, padding) -> None:
-    """backend/conv_grouped.py: the kernel gradient of a grouped convolution (a grouped
-    convolution with few output positions: the filter's) becomes one reduction per position;
-    both gradients agree with the interpreter in float64."""
+def test_grouped_convolution_gradients(n, c, h, w, groups, f, k, strides, padding, dtype, lane_sums) -> None:
+    """backend/conv_grouped.py and conv_kernel_grad.py: the kernel gradient of a grouped
+    convolution (a grouped convolution with few output positions: the filter's) becomes
+    lane-wise partial sums where its rows are whole vectors and unit-stride, else one
+    reduction per position; both gradients agree with the interpreter in float64."""
     from dlvm_mlir.interpreter import run as interpret
 
     oh = (h + padding[0] + padding[1] - k) // strides[0] + 1
     ow = (w + padding[2] + padding[3] - k) // strides[1] + 1
-    xt, kt, yt = (f"tensor<{n}x{c}x{h}x{w}xf32>", f"tensor<{f}x{c // groups}x{k}x{k}xf32>",
-                  f"tensor<{n}x{f}x{oh}x{ow}xf32>")
-    src = f"""func.func @seeded(%x: {xt}, %k: {kt}, %dy: {yt}) -> tensor<f32> {{
+    xt, kt, yt = (f"tensor<{n}x{c}x{h}x{w}x{dtype}>", f"tensor<{f}x{c // groups}x{k}x{k}x{dtype}>",
+                  f"tensor<{n}x{f}x{oh}x{ow}x{dtype}>")
+    src = f"""func.func @seeded(%x: {xt}, %k: {kt}, %dy: {yt}) -> tensor<{dtype}> {{
   %y = dlvm.convolve %x, %k strides [{strides[0]}, {strides[1]}] padding [{", ".join(map(str, padding))}] groups {groups} : {xt}, {kt}
   %p = dlvm.mul %y, %dy : {yt}, {yt}
   %s = dlvm.reduce add %p dims [0, 1, 2, 3] : {yt}
-  return %s : tensor<f32>
+  return %s : tensor<{dtype}>
 }}
 func.func private @grads({xt}, {kt}, {yt}) -> ({xt}, {kt})
     attributes {{dlvm.gradient = #dlvm.gradient<of @seeded wrt [0, 1]>}}
@@ -1689,14 +1694,18 @@ func.func private @grads({xt}, {kt}, {yt}) -> ({xt}, {kt})
     linalg_text = str(lower(src, until="linalg"))
     assert "linalg.conv_2d_ngchw_gfchw" in linalg_text  # the gradients' grouped convolutions
     exe = compile_cpu(linalg_text, options=CpuOptions(), use_cache=False)
-    assert not any(r.plan.kind == "convolution" for r in exe.lowering.schedules), exe.lowering.schedules
-    x = RNG.standard_normal((n, c, h, w)).astype(np.float32)
-    kern = RNG.standard_normal((f, c // groups, k, k)).astype(np.float32)
-    dy = RNG.standard_normal((n, f, oh, ow)).astype(np.float32)
+    kinds = [r.plan.kind for r in exe.lowering.schedules]
+    assert "convolution" not in kinds and ("kernel-gradient" in kinds) == lane_sums, kinds
+    assert not any(r.error for r in exe.lowering.schedules), exe.lowering.schedules
+    npdt = np.float64 if dtype == "f64" else np.float32
+    x = RNG.standard_normal((n, c, h, w)).astype(npdt)
+    kern = RNG.standard_normal((f, c // groups, k, k)).astype(npdt)
+    dy = RNG.standard_normal((n, f, oh, ow)).astype(npdt)
     got = exe.entry("grads")(x, kern, dy)
     want = interpret(lower(src, until="ad"), "grads", x, kern, dy, dtype=np.float64)
+    tol = 1e-10 if dtype == "f64" else 1e-4
     for g, e in zip(got, want):
-        np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-3)
+        np.testing.assert_allclose(g, e, rtol=tol, atol=tol * 10 * np.abs(e).max())
 
 
 GRADIENTS = """

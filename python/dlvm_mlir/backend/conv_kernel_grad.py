@@ -37,19 +37,33 @@ from mlir.dialects import arith, linalg, math, tensor
 
 from .analysis import SCHEDULE_HINT_ATTR
 from .conv_im2col import MIN_IMAGE, build_generic, describe_convolution
-from .linalg_rewrite import affine_maps, map_dims, ops_where, reassociation
+from .linalg_rewrite import affine_maps, dense_ints, map_dims, ops_where, reassociation
 from .target import CpuTarget
 
 __all__ = ["kernel_gradient_convolutions"]
 
 
+GROUPED = "linalg.conv_2d_ngchw_gfchw"
+
+
 def _lanes(op: ir.Operation, target: CpuTarget) -> int | None:
     """The vector length the rewrite splits the filter rows by, or None if ``op`` does not qualify."""
-    conv = describe_convolution(op)
-    if conv is None or conv.strides != (1, 1) or conv.dilations != (1, 1):
-        return None
-    lanes = target.lanes(conv.element.width // 8)
-    return lanes if conv.p < MIN_IMAGE and conv.kw % lanes == 0 else None
+    if op.name == GROUPED:  # x[b, g, q, h, w], k[g, f, q, u, v], y[b, g, f, i, j]
+        types = [ir.RankedTensorType(v.type) for v in op.operands[:3]]
+        element = types[2].element_type
+        if not all(t.has_static_shape and t.element_type == element for t in types) or not isinstance(
+                element, ir.FloatType):
+            return None
+        unit = (dense_ints(op.attributes["strides"]), dense_ints(op.attributes["dilations"])) == ([1, 1], [1, 1])
+        p, kw = types[2].shape[3] * types[2].shape[4], types[1].shape[4]
+    else:
+        conv = describe_convolution(op)
+        if conv is None:
+            return None
+        element, p, kw = conv.element, conv.p, conv.kw
+        unit = conv.strides == (1, 1) and conv.dilations == (1, 1)
+    lanes = target.lanes(element.width // 8)
+    return lanes if unit and p < MIN_IMAGE and kw % lanes == 0 else None
 
 
 def _producer(value: ir.Value, name: str) -> ir.Operation | None:
@@ -122,30 +136,32 @@ def _split_rows(value: ir.Value, lanes: int) -> ir.Value:
 
 def _rewrite(op: ir.Operation, lanes: int) -> None:
     x, k, init = op.operands[0], op.operands[1], op.operands[2]
-    b, f, oh, ow = ir.RankedTensorType(init.type).shape
+    shape = list(ir.RankedTensorType(init.type).shape)
     element = ir.RankedTensorType(init.type).element_type
-    d = [ir.AffineDimExpr.get(i) for i in range(8)]  # b, f, i, j, l | q, u, vb
-    (db, df, di, dj, dl, dq, du, dvb) = d
+    grouped = op.name == GROUPED
+    parallel = len(shape) + 1  # the output's loops and the lane
+    d = [ir.AffineDimExpr.get(i) for i in range(parallel + 3)]  # b, (g,) f, i, j, l | q, u, vb
+    db, groups, (df, di, dj, dl), (dq, du, dvb) = d[0], d[1:1 + grouped], d[1 + grouped:parallel], d[parallel:]
     row = dvb * lanes + dl
     with ir.InsertionPoint(op), op.location:
-        x_value, x_exprs = _through_transpose(x, [db, dq, di + du, dj + row])
-        k_value, k_exprs = _through_transpose(k, [df, dq, du, row])
+        x_value, x_exprs = _through_transpose(x, [db, *groups, dq, di + du, dj + row])
+        k_value, k_exprs = _through_transpose(k, [*groups, df, dq, du, row])
         if k_exprs[-1] != row:  # the transpose moved the filter's rows: split them after it
-            k_value, k_exprs = k, [df, dq, du, row]
+            k_value, k_exprs = k, [*groups, df, dq, du, row]
         rows = _split_rows(k_value, lanes)
         k_map = k_exprs[:-1] + [dvb, dl]
         zero = arith.constant(element, 0.0)
-        empty = tensor.EmptyOp([b, f, oh, ow, lanes], element).result
+        empty = tensor.EmptyOp(shape + [lanes], element).result
         partial_init = linalg.fill(zero, outs=[empty])
-        maps = affine_maps(ir.AffineMap.get(8, 0, x_exprs), ir.AffineMap.get(8, 0, k_map),
-                           ir.AffineMap.get(8, 0, [db, df, di, dj, dl]))
+        maps = affine_maps(*(ir.AffineMap.get(len(d), 0, exprs) for exprs in (x_exprs, k_map, d[:parallel])))
         # an explicit fma: vectorized as is, where a multiply and an add stay two instructions
-        partial = build_generic([x_value, rows], partial_init, maps, ["parallel"] * 5 + ["reduction"] * 3,
+        partial = build_generic([x_value, rows], partial_init, maps, ["parallel"] * parallel + ["reduction"] * 3,
                                 lambda pixel, gradient, acc: math.fma(pixel, gradient, acc))
         partial.owner.attributes[SCHEDULE_HINT_ATTR] = ir.StringAttr.get("kernel-gradient")
-        e = [ir.AffineDimExpr.get(i) for i in range(5)]
-        total = build_generic([partial], init, affine_maps(ir.AffineMap.get_identity(5), ir.AffineMap.get(5, 0, e[:4])),
-                              ["parallel"] * 4 + ["reduction"], lambda lane, acc: arith.addf(acc, lane))
+        e = [ir.AffineDimExpr.get(i) for i in range(parallel)]
+        total = build_generic([partial], init, affine_maps(ir.AffineMap.get_identity(parallel),
+                                                           ir.AffineMap.get(parallel, 0, e[:-1])),
+                              ["parallel"] * (parallel - 1) + ["reduction"], lambda lane, acc: arith.addf(acc, lane))
     op.results[0].replace_all_uses_with(total)
     op.erase()
 

@@ -376,23 +376,30 @@ def _direct_convolution_plan(nest: LoopNest, target: CpuTarget, options: Schedul
 
 #: row vectors a kernel-gradient tile accumulates before its accumulators are stored
 KERNEL_GRADIENT_SPAN = 64
+#: accumulators a grouped kernel-gradient tile spreads over groups (depthwise: one per group)
+KERNEL_GRADIENT_GROUPS = 4
 
 
 def _kernel_gradient_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -> Plan:
     """The lane-wise partial sums of a kernel gradient (:mod:`.conv_kernel_grad`).
 
-    Loops ``b, f, i, j, l | q, u, vb`` (input channel, filter, tap row and
-    column, lane | image, output row, row vector).  A few images at a time
-    (their input and cotangent stay in cache); a register tile of 6 input
-    channels by 4 filters (24 accumulators on AVX-512; 3 x 3 on AVX2) for one
-    tap and all lanes, whose unit loops fold into an elementwise
-    ``acc[b, f, :] += x[b, :] * dy[f, :]``.
+    Loops ``b, (g,) f, i, j, l | q, u, vb`` (input channel, group of a grouped
+    convolution, filter, tap row and column, lane | image, output row, row
+    vector).  A few images at a time (their input and cotangent stay in
+    cache); a register tile of 6 input channels by 4 filters (24 accumulators
+    on AVX-512; 3 x 3 on AVX2) for one tap and all lanes, whose unit loops
+    fold into an elementwise ``acc[b, f, :] += x[b, :] * dy[f, :]``.  A group
+    pairs its own channels and filters only: where those are fewer (one each in
+    a depthwise layer), the tile takes several groups instead.
     """
-    b, f, i, j, _lane, q, u, vb = range(8)
+    grouped = nest.rank == 9
+    b, f, i, j, _lane, q, u, vb = (0, *range(1 + grouped, 8 + grouped))
+    g = 1 if grouped else None
     rows_b, rows_f = (6, 4) if target.vector_registers >= 32 else (3, 3)
     thread_tiles, extents = None, nest.ranges
     if options.threads > 1 and nest.iterations >= options.min_parallel_flops:
-        thread_tiles, extents = _thread_tiles(nest, [f, b], options, options.min_parallel_flops)
+        candidates = [f, b] + ([g] if grouped else [])
+        thread_tiles, extents = _thread_tiles(nest, candidates, options, options.min_parallel_flops)
     # images per step: enough that a tile's accumulators live for >= 64 row vectors
     # (16x16 images: 4 per step, 32x32: 1) before they go back to memory
     images = best_divisor(extents[q], -(-KERNEL_GRADIENT_SPAN // (extents[u] * extents[vb])))
@@ -403,11 +410,15 @@ def _kernel_gradient_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOp
         levels.append(TileLevel(sizes=tuple(outer), extents=tuple(extents)))
         extents = tuple(images if d == q else e for d, e in enumerate(extents))
     sizes = [0] * nest.rank
-    for d, size in ((b, rows_b), (f, rows_f)):
+    tile = {b: min(rows_b, extents[b]), f: min(rows_f, extents[f])}
+    if grouped:
+        tile[g] = best_divisor(extents[g], max(1, KERNEL_GRADIENT_GROUPS // (tile[b] * tile[f])))
+    for d, size in tile.items():
         sizes[d] = 0 if extents[d] <= size else size
     for d in (i, j, q, u, vb):
         sizes[d] = 1 if extents[d] > 1 else 0
-    order = [b, f, i, j, q, u, vb] + [d for d in range(nest.rank) if d not in (b, f, i, j, q, u, vb)]
+    head = [b] + ([g] if grouped else []) + [f, i, j, q, u, vb]
+    order = head + [d for d in range(nest.rank) if d not in head]
     levels.append(TileLevel(sizes=tuple(sizes), interchange=tuple(order), extents=tuple(extents)))
     return Plan(kind="kernel-gradient", thread_tiles=thread_tiles, levels=tuple(levels), fold_unit_dims=True)
 
@@ -485,7 +496,7 @@ def plan_for(nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -> Pla
     if not nest.tileable:
         # upstream tiling asserts on a loop read backwards, and slices floordiv/mod indices wrongly
         return Plan(kind="scalar", vectorize=False, note="an indexing map reads a loop backwards or by floordiv/mod")
-    if nest.hint == "kernel-gradient" and nest.rank == 8:
+    if nest.hint == "kernel-gradient" and nest.rank in (8, 9):
         return _kernel_gradient_plan(nest, target, options)
     con = nest.contraction
     if con is not None and con.m and con.n and con.k:
