@@ -1532,9 +1532,12 @@ def _check_direct_convolution(n, c, h, w, f, k, strides, dilation, padding, dtyp
     ((1, 1, 5), (0, 3, 0), (0, 0, 16), "i32"),               # size-1 dims, 16 lanes of padding
     ((7,), (0,), (0,), "f32"),                               # no padding
 ])
-def test_pads_agree_with_numpy(shape, low, high, dtype) -> None:
-    """Pads (a fill and an insertion, bufferized into scalar loops that LLVM vectorizes; as
-    scheduled copies they measured slower) at a convolution's size and at odd ones."""
+def test_pads_become_a_fill_and_a_copy(shape, low, high, dtype) -> None:
+    """backend/scheduled_copies.py: a static pad of an argument with a scalar padding value
+    becomes a fill and a copy (scheduled ops: vectorized, split over threads) instead of
+    serial scalar loops; results agree with numpy."""
+    from dlvm_mlir.backend import CpuOptions
+
     out = tuple(n + lo + hi for n, lo, hi in zip(shape, low, high))
     t, r = (f"tensor<{'x'.join(map(str, dims))}x{dtype}>" for dims in (shape, out))
     s = f"tensor<{dtype}>"
@@ -1543,7 +1546,10 @@ def test_pads_agree_with_numpy(shape, low, high, dtype) -> None:
   return %y : {r}
 }}
 """
-    exe = compile_cpu(str(lower(src, until="linalg")), use_cache=False)
+    exe = compile_cpu(str(lower(src, until="linalg")), options=CpuOptions(), use_cache=False)
+    if any(lo or hi for lo, hi in zip(low, high)):
+        names = [rec.op_name for rec in exe.lowering.schedules]
+        assert "linalg.copy" in names and "linalg.fill" in names, names
     npdt = {"f32": np.float32, "f64": np.float64, "i32": np.int32}[dtype]
     x = (RNG.standard_normal(shape) * 100).astype(npdt)
     value = np.array(-7, dtype=npdt)

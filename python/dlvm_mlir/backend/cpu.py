@@ -95,6 +95,7 @@ from .conv_direct import direct_convolutions
 from .conv_im2col import im2col_convolutions
 from .conv_kernel_grad import kernel_gradient_convolutions
 from .pooling import tiled_poolings
+from .scheduled_copies import scheduled_copies
 from .collapse_dims import collapse_contraction_reductions
 from .packing import pack_contractions
 from .reduction_split import split_reductions
@@ -343,7 +344,9 @@ def pack_steps(options: CpuOptions) -> list[Step]:
     (:mod:`dlvm_mlir.backend.conv_kernel_grad`), the remaining large ones as im2col + contraction
     (:mod:`dlvm_mlir.backend.conv_im2col`) and depthwise ones as one multiply-add per
     tap or output position (:mod:`dlvm_mlir.backend.conv_grouped`), pooling windows that tile
-    their input as reductions of a reshaped input (:mod:`dlvm_mlir.backend.pooling`), merge the reduction loops of
+    their input as reductions of a reshaped input (:mod:`dlvm_mlir.backend.pooling`), pads of
+    arguments and copying slice insertions as scheduled fills and copies
+    (:mod:`dlvm_mlir.backend.scheduled_copies`), merge the reduction loops of
     contractions that travel together (:mod:`dlvm_mlir.backend.collapse_dims`),
     then copy the streamed operand of large contractions into contiguous panels;
     canonicalize and cse after packing or if anything changed."""
@@ -358,6 +361,7 @@ def pack_steps(options: CpuOptions) -> list[Step]:
         changed |= bool(options.im2col and im2col_convolutions(module))
         changed |= bool(grouped_convolutions(module))
         changed |= bool(tiled_poolings(module))
+        changed |= bool(scheduled_copies(module))
         changed |= collapse_contraction_reductions(module)
         if options.pack_operands:
             pack_contractions(module, options.target, options.schedule)
