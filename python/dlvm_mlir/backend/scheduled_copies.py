@@ -24,7 +24,7 @@ whose fill and copy are scheduled like any other op.
 The pad of a value a linalg op computes is left alone: as an insertion, that
 op would write into the padded buffer's interior itself (no copy at all), and
 in the CNN training step of ``benchmarks/cnn_step.py`` that measured 4% slower
-than the copy.  Measured on Nov 28 (batch 32, 2 threads, each variant compiled
+than the copy.  Measured on Nov 27 (batch 32, 2 threads, each variant compiled
 in one process and timed in turns): depthwise 3x3 layer forward 0.73 -> 0.50
 ms, input gradient 0.77 -> 0.51, kernel gradient 0.86 -> 0.60; 3x3 layers and
 the stride-2 layer 2-6% faster; 1x1 unchanged; the CNN step unchanged.
