@@ -1505,8 +1505,9 @@ def test_direct_convolutions(n, c, h, w, f, k, dilation, padding, dtype, direct)
 ])
 def test_strided_direct_convolutions_by_phases(n, c, h, w, f, k, strides, padding, direct) -> None:
     """backend/conv_direct.py: a strided convolution is one unit-stride direct convolution
-    per phase of its input (a contiguous copy of every s-th row and column) with the
-    filter's taps of that phase; agrees with numpy in float64."""
+    per phase of its input (every s-th row and column, all phases copied out of the input
+    at once, sizes that are no multiple of the stride padded) with the filter's taps of
+    that phase; agrees with numpy in float64."""
     _check_direct_convolution(n, c, h, w, f, k, strides, (1, 1), padding, "f32", direct)
 
 
