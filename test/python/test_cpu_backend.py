@@ -1558,6 +1558,54 @@ def test_pads_become_a_fill_and_a_copy(shape, low, high, dtype) -> None:
     np.testing.assert_array_equal(exe.entry("pad")(x, value), want)
 
 
+def test_pads_of_one_value_are_one_copy() -> None:
+    """backend/scheduled_copies.py: tensor.pads of one argument with the same low padding and
+    value (AD's per-phase pads of a strided convolution's cotangent) are one fill and one
+    copy, the others slices of it; each result agrees with numpy."""
+    from dlvm_mlir.backend import CpuOptions
+
+    pads = [((0, 0), (0, 1)), ((0, 0), (1, 0)), ((0, 0), (1, 2)), ((1, 1), (0, 1))]
+    t = "tensor<3x5x17x16xf32>"
+    types = [f"tensor<3x5x{17 + lo[0] + hi[0]}x{16 + lo[1] + hi[1]}xf32>" for lo, hi in pads]
+    body = "".join(f"""
+    %p{i} = tensor.pad %x low[0, 0, {lo[0]}, {lo[1]}] high[0, 0, {hi[0]}, {hi[1]}] {{
+    ^bb0(%a: index, %b: index, %c: index, %d: index):
+      tensor.yield %v : f32
+    }} : {t} to {ty}""" for i, ((lo, hi), ty) in enumerate(zip(pads, types)))
+    src = f"""func.func @pads(%x: {t}) -> ({", ".join(types)}) {{
+    %v = arith.constant 2.5 : f32{body}
+    return {", ".join(f"%p{i}" for i in range(len(pads)))} : {", ".join(types)}
+}}
+"""
+    exe = compile_cpu(src, options=CpuOptions(), use_cache=False)
+    names = [rec.op_name for rec in exe.lowering.schedules]
+    assert names.count("linalg.copy") == 2, names  # low (0, 0) and (1, 1); 4 unmerged
+    x = RNG.standard_normal((3, 5, 17, 16)).astype(np.float32)
+    for out, (lo, hi) in zip(exe.entry("pads")(x), pads):
+        want = np.pad(x, [(0, 0), (0, 0), (lo[0], hi[0]), (lo[1], hi[1])], constant_values=2.5)
+        np.testing.assert_array_equal(out, want)
+
+
+def test_returned_reshapes_write_the_out_parameter(tmp_path: Path) -> None:
+    """backend/cpu.py reshaped_results_in_place: a function returning a reshape of a computed
+    tensor (AD's interleaved phases, transposed taps) computes it in the caller's buffer,
+    with no copy of the whole result after it."""
+    src = """func.func @f(%x: tensor<4x8x16xf32>) -> tensor<4x128xf32> {
+  %t = dlvm.transpose %x perm [0, 2, 1] : tensor<4x8x16xf32>
+  %r = dlvm.reshape %t to [4, 128] : tensor<4x16x8xf32>
+  return %r : tensor<4x128xf32>
+}
+"""
+    with ir.Context():
+        module = ir.Module.parse(str(lower(src, until="linalg")))
+        lower_to_llvm_cpu(module, threads=1, dump_dir=tmp_path)
+    bufferized = next(tmp_path.glob("*-bufferize.mlir")).read_text()
+    assert "memref.copy" not in bufferized and "memref.alloc" not in bufferized, bufferized
+    exe = compile_cpu(str(lower(src, until="linalg")), use_cache=False)
+    x = RNG.standard_normal((4, 8, 16)).astype(np.float32)
+    np.testing.assert_array_equal(exe.entry("f")(x), x.transpose(0, 2, 1).reshape(4, 128))
+
+
 @pytest.mark.parametrize("kind,shape,window,dtype,tiled", [
     ("max", (4, 8, 32, 32), (1, 1, 2, 2), "f32", True),    # 2x2/2 pooling: rows of 16, a vector
     ("max", (2, 3, 6, 34), (1, 1, 2, 2), "f32", True),     # rows of 17

@@ -346,7 +346,8 @@ def pack_steps(options: CpuOptions) -> list[Step]:
     tap or output position (:mod:`dlvm_mlir.backend.conv_grouped`), pooling windows that tile
     their input as reductions of a reshaped input (:mod:`dlvm_mlir.backend.pooling`), pads of
     arguments and copying slice insertions as scheduled fills and copies
-    (:mod:`dlvm_mlir.backend.scheduled_copies`), merge the reduction loops of
+    (:mod:`dlvm_mlir.backend.scheduled_copies`), returned reshapes computed in the result's
+    buffer (:func:`reshaped_results_in_place`), merge the reduction loops of
     contractions that travel together (:mod:`dlvm_mlir.backend.collapse_dims`),
     then copy the streamed operand of large contractions into contiguous panels;
     canonicalize and cse after packing or if anything changed."""
@@ -362,6 +363,7 @@ def pack_steps(options: CpuOptions) -> list[Step]:
         changed |= bool(grouped_convolutions(module))
         changed |= bool(tiled_poolings(module))
         changed |= bool(scheduled_copies(module))
+        changed |= bool(reshaped_results_in_place(module))
         changed |= collapse_contraction_reductions(module)
         if options.pack_operands:
             pack_contractions(module, options.target, options.schedule)
@@ -450,6 +452,61 @@ def copy_repeated_results(module: ir.Module) -> int:
                     added += 1
                 seen.add(value)
     return added
+
+
+def _defining_op(value: ir.Value) -> ir.Operation | None:
+    owner = value.owner
+    if hasattr(owner, "operation"):
+        owner = owner.operation
+    return owner if isinstance(owner, ir.Operation) else None
+
+
+def reshaped_results_in_place(module: ir.Module) -> int:
+    """Compute a returned reshape (``return collapse_shape(%r)``) in the result's own buffer.
+
+    ``buffer-results-to-out-params`` writes into the caller's buffer only a
+    returned allocation; a reshape of one (AD's interleaved phases of a strided
+    convolution's input gradient, a kernel gradient's transposed taps) was
+    computed into a temporary and then copied out whole.  Where ``%r`` is a
+    linalg op used only by that reshape whose init is a ``tensor.empty``
+    (possibly under a ``linalg.fill``) used only by it, the empty becomes the
+    inverse reshape of an empty of the returned type, which bufferization folds
+    into the out-parameter.  Returns how many results were rewritten.
+    """
+    inverse = {"tensor.collapse_shape": "expand", "tensor.expand_shape": "collapse"}
+    rewritten = 0
+    with module.context, ir.Location.unknown():
+        for ret in ops_where(module, lambda op: op.name == "func.return"):
+            for value in ret.operands:
+                reshape = _defining_op(value)
+                if reshape is None or reshape.name not in inverse or len(reshape.operands) != 1:
+                    continue
+                op = _defining_op(reshape.operands[0])
+                if (op is None or not op.name.startswith("linalg.") or len(op.results) != 1
+                        or len(list(op.results[0].uses)) != 1 or len(list(value.uses)) != 1):
+                    continue
+                init_index = len(op.operands) - 1
+                chain = [op]
+                empty = _defining_op(op.operands[init_index])
+                if empty is not None and empty.name == "linalg.fill" and len(list(empty.results[0].uses)) == 1:
+                    chain.append(empty)
+                    empty = _defining_op(empty.operands[1])
+                if (empty is None or empty.name != "tensor.empty" or len(list(empty.results[0].uses)) != 1
+                        or not ir.RankedTensorType(value.type).has_static_shape):
+                    continue
+                result = ir.RankedTensorType(value.type)
+                inner = ir.RankedTensorType(empty.results[0].type)
+                with ir.InsertionPoint(empty):
+                    whole = tensor_d.EmptyOp(list(result.shape), result.element_type).result
+                    groups = reshape.attributes["reassociation"]
+                    if inverse[reshape.name] == "expand":
+                        shaped = tensor_d.expand_shape(inner, whole, groups, [], list(inner.shape))
+                    else:
+                        shaped = tensor_d.collapse_shape(inner, whole, groups)
+                empty.results[0].replace_all_uses_with(shaped)
+                empty.erase()
+                rewritten += 1
+    return rewritten
 
 
 def structure_control_flow(module: ir.Module) -> bool:
