@@ -20,11 +20,13 @@ func.func @conv3x3(%x: tensor<2x64x32x32xf32>, %k: tensor<64x64x3x3xf32>) -> ten
   return %y : tensor<2x64x32x32xf32>
 }
 
-// Stride 2: four unit-stride convolutions, one per phase of the input (a
-// contiguous copy of every other row and column) with that phase's 2x2, 2x1,
-// 1x2 and 1x1 taps.
+// Stride 2: four unit-stride convolutions, one per phase of the input (every
+// other row and column) with that phase's 2x2, 2x1, 1x2 and 1x1 taps. One copy
+// writes all phases, reading the input viewed as [n, c, h/2, 2, w/2, 2].
 // CHECK-LABEL: func.func @dlvm_conv_stride2
-// CHECK-COUNT-4: linalg.copy {{.*}}ins(%{{.*}} : tensor<2x16x{{1[67]}}x{{1[67]}}xf32>)
+// CHECK: tensor.expand_shape %arg0 {{.*}} into tensor<2x16x17x2x17x2xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<2x16x17x2x17x2xf32>) outs(%{{.*}} : tensor<2x2x2x16x17x17xf32>)
+// CHECK-COUNT-4: tensor.extract_slice {{.*}} : tensor<2x2x2x16x17x17xf32> to tensor<2x16x{{1[67]}}x{{1[67]}}xf32>
 func.func @conv_stride2(%x: tensor<2x16x34x34xf32>, %k: tensor<32x16x3x3xf32>) -> tensor<2x32x16x16xf32> {
   %y = dlvm.convolve %x, %k strides [2, 2] : tensor<2x16x34x34xf32>, tensor<32x16x3x3xf32>
   return %y : tensor<2x32x16x16xf32>
