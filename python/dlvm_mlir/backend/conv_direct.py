@@ -33,7 +33,8 @@ from mlir.dialects import arith, linalg, tensor
 
 from .analysis import SCHEDULE_HINT_ATTR
 from .conv_im2col import build_generic, describe_convolution
-from .linalg_rewrite import affine_maps, dense_ints, ops_where, reassociation
+from .linalg_rewrite import affine_maps, dense_ints, ops_where
+from .phases import phase_slice, phase_split
 from .target import CpuTarget
 
 __all__ = ["direct_convolutions"]
@@ -70,54 +71,25 @@ def _strided_slice(value: ir.Value, offsets: list[int], sizes: list[int], stride
     return tensor.extract_slice(ir.RankedTensorType.get(sizes, element), value, [], [], [], offsets, sizes, strides)
 
 
-def _phases(x: ir.Value, strides: list[int], used: list[int]) -> ir.Value:
-    """``xp[a, b, n, c, i, j] = x[n, c, i * sh + a, j * sw + b]`` for the first ``used``
-    row and column phases: one copy of the input, read contiguously (``x`` viewed as
-    ``[n, c, h / sh, sh, w / sw, sw]``) and written transposed, so that it is vectorized
-    (a copy per phase reads the input with a stride and stays scalar).  Sizes that are
-    not a multiple of the stride are padded first (with zeros no tap reads)."""
-    n, c, h, w = ir.RankedTensorType(x.type).shape
-    element = ir.RankedTensorType(x.type).element_type
-    sh, sw = strides
-    extra = [-h % sh, -w % sw]
-    if any(extra):
-        h, w = h + extra[0], w + extra[1]
-        x = tensor.pad(ir.RankedTensorType.get([n, c, h, w], element), x, [], [], [0, 0, 0, 0], [0, 0, *extra])
-        with ir.InsertionPoint(x.owner.regions[0].blocks.append(*[ir.IndexType.get()] * 4)):
-            tensor.YieldOp(arith.constant(element, 0.0))
-    shape = [n, c, h // sh, sh, w // sw, sw]
-    split = tensor.expand_shape(ir.RankedTensorType.get(shape, element), x,
-                                reassociation([[0], [1], [2, 3], [4, 5]]), [], shape)
-    if used != [sh, sw]:
-        shape = [n, c, h // sh, used[0], w // sw, used[1]]
-        split = _strided_slice(split, [0] * 6, shape, [1] * 6)
-    d = [ir.AffineDimExpr.get(i) for i in range(6)]  # n, c, i, a, j, b
-    maps = affine_maps(ir.AffineMap.get_identity(6), ir.AffineMap.get(6, 0, [d[3], d[5], d[0], d[1], d[2], d[4]]))
-    out = tensor.EmptyOp([used[0], used[1], n, c, h // sh, w // sw], element).result
-    return build_generic([split], out, maps, ["parallel"] * 6, lambda value, _: value)
-
-
 def _by_phases(x: ir.Value, w: ir.Value, init: ir.Value, strides: list[int]) -> ir.Value:
     """A strided convolution as one unit-stride convolution per phase of the input.
 
     Tap ``k = s * t + a`` of a stride-``s`` window reads input rows ``s * (o + t) + a``:
     phase ``a`` of the input (rows ``a, a + s, ...``) convolved with taps ``a, a + s, ...``
     of the filter, at unit stride.  The phases' convolutions accumulate into one output.
-    The phases are copied out of the input in one vectorized copy (:func:`_phases`).
+    The phases are copied out of the input in one vectorized copy (:func:`.phases.phase_split`).
     """
     n, c, _, _ = ir.RankedTensorType(x.type).shape
     f, _, kh, kw = ir.RankedTensorType(w.type).shape
     _, _, oh, ow = ir.RankedTensorType(init.type).shape
-    element = ir.RankedTensorType(init.type).element_type
     sh, sw = strides
-    phases = _phases(x, strides, [min(sh, kh), min(sw, kw)])
+    phases = phase_split(x, (sh, sw), (min(sh, kh), min(sw, kw)))
     result = init
     for a in range(min(sh, kh)):
         for b in range(min(sw, kw)):
             th, tw = -(-(kh - a) // sh), -(-(kw - b) // sw)
             rows, cols = oh + th - 1, ow + tw - 1
-            phase = tensor.extract_slice(ir.RankedTensorType.get([n, c, rows, cols], element), phases, [], [], [],
-                                         [a, b, 0, 0, 0, 0], [1, 1, n, c, rows, cols], [1] * 6)
+            phase = phase_slice(phases, (sh, sw), [0, 0, a, b], [n, c, rows, cols])
             taps = _strided_slice(w, [0, 0, a, b], [f, c, th, tw], [1, 1, sh, sw])
             result = _direct(phase, taps, result, [1, 1])
     return result

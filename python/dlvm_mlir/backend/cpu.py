@@ -95,6 +95,7 @@ from .conv_direct import direct_convolutions
 from .conv_im2col import im2col_convolutions
 from .conv_kernel_grad import kernel_gradient_convolutions
 from .pooling import tiled_poolings
+from .phases import strided_slices_as_phases
 from .scheduled_copies import scheduled_copies
 from .collapse_dims import collapse_contraction_reductions
 from .packing import pack_contractions
@@ -346,7 +347,8 @@ def pack_steps(options: CpuOptions) -> list[Step]:
     tap or output position (:mod:`dlvm_mlir.backend.conv_grouped`), pooling windows that tile
     their input as reductions of a reshaped input (:mod:`dlvm_mlir.backend.pooling`), pads of
     arguments and copying slice insertions as scheduled fills and copies
-    (:mod:`dlvm_mlir.backend.scheduled_copies`), returned reshapes computed in the result's
+    (:mod:`dlvm_mlir.backend.scheduled_copies`) after strided slices became views of one
+    phase copy (:mod:`dlvm_mlir.backend.phases`), returned reshapes computed in the result's
     buffer (:func:`reshaped_results_in_place`), merge the reduction loops of
     contractions that travel together (:mod:`dlvm_mlir.backend.collapse_dims`),
     then copy the streamed operand of large contractions into contiguous panels;
@@ -362,6 +364,7 @@ def pack_steps(options: CpuOptions) -> list[Step]:
         changed |= bool(options.im2col and im2col_convolutions(module))
         changed |= bool(grouped_convolutions(module))
         changed |= bool(tiled_poolings(module))
+        changed |= bool(strided_slices_as_phases(module))
         changed |= bool(scheduled_copies(module))
         changed |= bool(reshaped_results_in_place(module))
         changed |= collapse_contraction_reductions(module)

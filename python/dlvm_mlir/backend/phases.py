@@ -1,0 +1,104 @@
+"""Strided slices of a tensor as views of one copy of its phases.
+
+A slice with a stride ``s`` in its innermost dimension (every other column of an
+image: a strided convolution's phases, AD's per-phase parts of its kernel
+gradient) reads memory with a stride; a copy of it is not vectorized and runs
+as scalar loops.  Phase ``(a, b)`` of a tensor ``x[..., h, w]`` under strides
+``(sh, sw)`` in its last two dimensions is ``x[..., i * sh + a, j * sw + b]``;
+one copy writes every phase,
+
+    xp[a, b, ..., i, j] = x[..., i * sh + a, j * sw + b]
+
+reading ``x`` contiguously (viewed as ``[..., h / sh, sh, w / sw, sw]``) and
+writing it transposed, which the generic schedule vectorizes.  A strided slice
+is then a view of one phase with unit strides.  Sizes that are not a multiple
+of the stride are padded first (with zeros no slice reads).
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, tensor
+
+from .conv_im2col import build_generic
+from .linalg_rewrite import affine_maps, ops_where, reassociation
+
+__all__ = ["phase_slice", "phase_split", "strided_slices_as_phases"]
+
+
+def phase_split(x: ir.Value, strides: tuple[int, int], used: tuple[int, int]) -> ir.Value:
+    """``xp[a, b, ..., i, j] = x[..., i * sh + a, j * sw + b]`` for the first ``used`` row and
+    column phases ``a`` and ``b`` (one vectorized copy)."""
+    shape = list(ir.RankedTensorType(x.type).shape)
+    element = ir.RankedTensorType(x.type).element_type
+    lead, (h, w), (sh, sw) = shape[:-2], shape[-2:], strides
+    rank = len(shape)
+    extra = [-h % sh, -w % sw]
+    if any(extra):
+        h, w = h + extra[0], w + extra[1]
+        zeros = [0] * rank
+        x = tensor.pad(ir.RankedTensorType.get(lead + [h, w], element), x, [], [], zeros, zeros[:-2] + extra)
+        with ir.InsertionPoint(x.owner.regions[0].blocks.append(*[ir.IndexType.get()] * rank)):
+            tensor.YieldOp(arith.constant(element, 0.0))
+    split_shape = lead + [h // sh, sh, w // sw, sw]
+    groups = [[d] for d in range(rank - 2)] + [[rank - 2, rank - 1], [rank, rank + 1]]
+    split = tensor.expand_shape(ir.RankedTensorType.get(split_shape, element), x, reassociation(groups), [],
+                                split_shape)
+    if tuple(used) != (sh, sw):
+        split_shape = lead + [h // sh, used[0], w // sw, used[1]]
+        split = tensor.extract_slice(ir.RankedTensorType.get(split_shape, element), split, [], [], [],
+                                     [0] * (rank + 2), split_shape, [1] * (rank + 2))
+    d = [ir.AffineDimExpr.get(k) for k in range(rank + 2)]  # ..., i, a, j, b
+    i, a, j, b = d[rank - 2:]
+    maps = affine_maps(ir.AffineMap.get_identity(rank + 2), ir.AffineMap.get(rank + 2, 0, [a, b, *d[:rank - 2], i, j]))
+    out = tensor.EmptyOp([used[0], used[1], *lead, h // sh, w // sw], element).result
+    return build_generic([split], out, maps, ["parallel"] * (rank + 2), lambda value, _: value)
+
+
+def phase_slice(phases: ir.Value, strides: tuple[int, int], offsets: list[int], sizes: list[int]) -> ir.Value:
+    """``x[offsets :: (1, ..., sh, sw)][:sizes]`` (a slice of ``x`` with unit strides but in its
+    last two dimensions) as a view of ``phases = phase_split(x, strides, ...)``."""
+    (sh, sw), (oh, ow) = strides, offsets[-2:]
+    element = ir.RankedTensorType(phases.type).element_type
+    return tensor.extract_slice(ir.RankedTensorType.get(sizes, element), phases, [], [], [],
+                                [oh % sh, ow % sw, *offsets[:-2], oh // sh, ow // sw], [1, 1, *sizes],
+                                [1] * (len(sizes) + 2))
+
+
+def _strided(op: ir.Operation) -> tuple[int, int] | None:
+    """The last two strides of a static ``tensor.extract_slice`` strided (only) there, innermost
+    stride > 1 and no rank reduction, else None."""
+    if op.name != "tensor.extract_slice" or len(op.operands) != 1:
+        return None
+    source, result = (ir.RankedTensorType(v.type) for v in (op.operands[0], op.results[0]))
+    strides = list(ir.DenseI64ArrayAttr(op.attributes["static_strides"]))
+    if (source.rank < 2 or result.rank != source.rank or not source.has_static_shape or strides[-1] <= 1
+            or any(s != 1 for s in strides[:-2])):
+        return None
+    return strides[-2], strides[-1]
+
+
+def strided_slices_as_phases(module: ir.Module) -> int:
+    """Rewrite the static slices of ``module`` that are strided in their innermost dimension
+    as views of one phase copy per sliced value and strides; the count."""
+    with module.context:
+        groups: dict[tuple, list[ir.Operation]] = {}
+        for op in ops_where(module, lambda op: _strided(op) is not None):
+            groups.setdefault((op.operands[0], _strided(op)), []).append(op)
+        count = 0
+        for (source, strides), slices in groups.items():
+            first = slices[0]
+            if any(s.parent != first.parent for s in slices):
+                continue
+            count += len(slices)
+            offsets = [list(ir.DenseI64ArrayAttr(s.attributes["static_offsets"])) for s in slices]
+            used = (min(strides[0], 1 + max(o[-2] % strides[0] for o in offsets)),
+                    min(strides[1], 1 + max(o[-1] % strides[1] for o in offsets)))
+            with ir.InsertionPoint(first), first.location:
+                phases = phase_split(source, strides, used)
+            for op, offset in zip(slices, offsets):
+                with ir.InsertionPoint(op), op.location:
+                    view = phase_slice(phases, strides, offset, list(ir.RankedTensorType(op.results[0].type).shape))
+                op.results[0].replace_all_uses_with(view)
+                op.erase()
+    return count
