@@ -1590,9 +1590,12 @@ def test_pads_of_one_value_are_one_copy() -> None:
     # AD's kernel gradient of a stride-2 layer: the four phases of the input
     ((3, 5, 32, 34), [((0, 0, 1, 1), (3, 5, 16, 16)), ((0, 0, 1, 0), (3, 5, 16, 17)),
                       ((0, 0, 0, 1), (3, 5, 16, 16)), ((0, 0, 0, 0), (3, 5, 16, 17))], (2, 2)),
-    # stride 3 in the columns only, sizes no multiple of it, offsets past the first phase
-    ((2, 7, 25), [((1, 0, 4), (1, 7, 7)), ((0, 2, 2), (2, 5, 8))], (1, 3)),
-    ((9, 40), [((1, 2), (3, 13))], (3, 3)),                   # one slice, phase (1, 2)
+    # stride 3 in the columns only, a size no multiple of it, offsets past the first phase
+    ((2, 7, 25), [((0, 0, 1), (2, 7, 8)), ((0, 0, 5), (2, 7, 7)), ((0, 0, 0), (2, 7, 9))], (1, 3)),
+    # stride 3 in both, five of the nine phases
+    ((9, 40), [((1, 2), (3, 13)), ((0, 0), (3, 14)), ((2, 1), (3, 13)), ((1, 1), (3, 13)), ((0, 2), (3, 13))],
+     (3, 3)),
+    ((64, 64), [((0, 0), (4, 4))], (2, 2)),                   # a small corner: its own copy
 ])
 def test_strided_slices_are_views_of_one_phase_copy(shape, slices, strides) -> None:
     """backend/phases.py: slices strided in their innermost dimension become views of one
@@ -1614,7 +1617,8 @@ def test_strided_slices_are_views_of_one_phase_copy(shape, slices, strides) -> N
 """
     exe = compile_cpu(src, options=CpuOptions(), use_cache=False)
     phase_copies = [r for r in exe.lowering.schedules if r.op_name == "linalg.generic" and len(r.ranges) == len(shape) + 2]
-    assert len(phase_copies) == 1 and phase_copies[0].plan.kind == "generic", exe.lowering.schedules
+    small = shape == (64, 64)  # the corner case below
+    assert [r.plan.kind for r in phase_copies] == ([] if small else ["generic"]), exe.lowering.schedules
     x = RNG.standard_normal(shape).astype(np.float32)
     got = exe.entry("slices")(x)
     for out, (offsets, sizes) in zip(got if isinstance(got, tuple) else (got,), slices):

@@ -12,10 +12,14 @@ one copy writes every phase,
 reading ``x`` contiguously (viewed as ``[..., h / sh, sh, w / sw, sw]``) and
 writing it transposed, which the generic schedule vectorizes.  A strided slice
 is then a view of one phase with unit strides.  Sizes that are not a multiple
-of the stride are padded first (with zeros no slice reads).
+of the stride are padded first (with zeros no slice reads).  Only where the
+slices of a value read at least half of the phases the copy writes (a small
+slice of a large tensor keeps its own copy).
 """
 
 from __future__ import annotations
+
+import math
 
 from mlir import ir
 from mlir.dialects import arith, tensor
@@ -94,6 +98,11 @@ def strided_slices_as_phases(module: ir.Module) -> int:
             offsets = [list(ir.DenseI64ArrayAttr(s.attributes["static_offsets"])) for s in slices]
             used = (min(strides[0], 1 + max(o[-2] % strides[0] for o in offsets)),
                     min(strides[1], 1 + max(o[-1] % strides[1] for o in offsets)))
+            # the copy writes whole phases: only where the slices read most of them
+            source_size = math.prod(ir.RankedTensorType(source.type).shape)
+            copied = source_size * used[0] * used[1] // (strides[0] * strides[1])
+            if 2 * sum(math.prod(ir.RankedTensorType(s.results[0].type).shape) for s in slices) < copied:
+                continue
             with ir.InsertionPoint(first), first.location:
                 phases = phase_split(source, strides, used)
             for op, offset in zip(slices, offsets):
