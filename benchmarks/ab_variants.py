@@ -1,0 +1,124 @@
+"""A/B of compiler variants: one workload compiled under each variant, timed in turns.
+
+A variant patches module constants of the compiler (``--variant
+'{"dlvm_mlir.backend.schedule.KERNEL_GRADIENT_SPAN": 64}'``; the first variant
+is usually ``{}``, the code as it is).  Each is compiled in this process and
+the variants' calls alternate, so that the machine's drift (these 2-core
+machines are noisy and bimodal) hits them alike; reported: median and minimum
+ms per variant, and whether its result agrees with the first variant's.
+
+The compiler normally runs in a separate server process (a fresh interpreter,
+see ``dlvm_mlir/compiler_process.py``), which never sees a patch made here:
+an A/B that patches constants without ``DLVM_MLIR_CRASH_GUARD=0`` compiles
+the same code for every variant and measures noise.  This script sets it
+(and turns the disk cache off) before importing the compiler.
+
+Workloads: a layer and pass of ``bench_conv.py`` (``--conv 3x3-s2 dk``) or
+the training step of ``cnn_step.py`` (``--cnn 32``).
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ["DLVM_MLIR_CRASH_GUARD"] = "0"  # compile in this process, where the patches are
+os.environ["DLVM_MLIR_DISK_CACHE"] = "0"
+
+import argparse  # noqa: E402
+import importlib  # noqa: E402
+import json  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any, Callable  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def patched(variant: dict[str, Any], build: Callable[[], Any]) -> Any:
+    """``build()`` with the module constants of ``variant`` set, restored afterwards."""
+    saved = []
+    try:
+        for key, value in variant.items():
+            module_name, attr = key.rsplit(".", 1)
+            module = importlib.import_module(module_name)
+            if not hasattr(module, attr):
+                raise SystemExit(f"error: {module_name} has no attribute {attr!r}")
+            saved.append((module, attr, getattr(module, attr)))
+            setattr(module, attr, value)
+        return build()
+    finally:
+        for module, attr, value in reversed(saved):
+            setattr(module, attr, value)
+
+
+def conv_builder(layer_name: str, pass_name: str) -> Callable[[int], Callable[[], Any]]:
+    import bench_conv
+    import dlvm_mlir
+
+    layer = bench_conv.LAYERS[layer_name]
+    x, k, dy = bench_conv.data(layer)
+    args = {"fwd": (x, k), "dx": (x, k, dy), "dk": (x, k, dy)}[pass_name]
+
+    def build(index: int) -> Callable[[], Any]:
+        # a file name per variant: the in-memory cache keys on it too
+        exe = dlvm_mlir.compile(bench_conv.dlvm_source(layer), threads=bench_conv.THREADS,
+                                filename=f"variant{index}", entry_points=[pass_name])
+        fn = exe[pass_name]
+        return lambda: fn(*args)
+
+    return build
+
+
+def cnn_builder(batch: int) -> Callable[[int], Callable[[], Any]]:
+    import cnn_step
+    import dlvm_mlir.compiler
+
+    x, labels, params = cnn_step.problem(batch)
+
+    def build(index: int) -> Callable[[], Any]:
+        dlvm_mlir.compiler._EXECUTABLES.clear()  # the staged source is the same for every variant
+        step = cnn_step.dlvm_step()
+        step.specialize(x, labels, *params).executable  # noqa: B018 - compiles
+        return lambda: step(x, labels, *params)
+
+    return build
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    workload = parser.add_mutually_exclusive_group(required=True)
+    workload.add_argument("--conv", nargs=2, metavar=("LAYER", "PASS"))
+    workload.add_argument("--cnn", type=int, metavar="BATCH")
+    parser.add_argument("--variant", action="append", required=True, help="JSON object: module.CONSTANT -> value")
+    parser.add_argument("--repeats", type=int, default=30)
+    args = parser.parse_args()
+    variants = [json.loads(v) for v in args.variant]
+    build = conv_builder(*args.conv) if args.conv else cnn_builder(args.cnn)
+    calls = []
+    for index, variant in enumerate(variants):
+        start = time.perf_counter()
+        calls.append(patched(variant, lambda: build(index)))
+        print(f"compiled variant {index} in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+    reference = calls[0]()
+    agree = []
+    for call in calls:
+        result = call()
+        pairs = zip(result, reference) if isinstance(result, tuple) else [(result, reference)]
+        agree.append(all(np.allclose(np.asarray(a), np.asarray(b), rtol=1e-3, atol=1e-3) for a, b in pairs))
+    times: list[list[float]] = [[] for _ in calls]
+    for _ in range(args.repeats):
+        for index, call in enumerate(calls):
+            start = time.perf_counter()
+            call()
+            times[index].append(time.perf_counter() - start)
+    for variant, spent, same in zip(variants, times, agree):
+        print(f"{1e3 * np.median(spent):9.3f} ms median {1e3 * min(spent):9.3f} min "
+              f"{'' if same else 'DIFFERENT RESULT '}{json.dumps(variant)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
