@@ -22,7 +22,9 @@ multiply-add in registers.
 
 **Few output positions** (at most :data:`MAX_TAPS` output pixels: the kernel
 gradient of a grouped or depthwise layer, whose "output image" is the filter's
-3x3 and whose "window" is the layer's output image): one reduction per output
+3x3 and whose "window" is the layer's output image; :mod:`.conv_kernel_grad`
+takes those with unit strides and rows of whole vectors first, as lane-wise
+partial sums): one reduction per output
 position ``(i, j)`` over a strided view of the input, all in one multi-output
 ``linalg.generic`` that reads the kernel operand once::
 
