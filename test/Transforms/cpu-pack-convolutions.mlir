@@ -1,6 +1,6 @@
 // The pack stage's convolution rewrites (docs/cpu.md, "Convolutions"): direct
-// convolutions (conv_direct.py), strided ones by phases, kernel gradients as
-// lane-wise partial sums (conv_kernel_grad.py) and pooling windows that tile
+// convolutions (conv_direct.py), strided ones by phases, kernel gradients along
+// the filters or as lane-wise partial sums (conv_kernel_grad.py) and pooling windows that tile
 // their input (pooling.py); direct-conv=false keeps the im2col path.
 // RUN: dlvm-opt %s --dlvm-cpu-pipeline="stop-at=pack vector-bits=512" | FileCheck %s
 // RUN: dlvm-opt %s --dlvm-cpu-pipeline="stop-at=pack vector-bits=512 direct-conv=false" | FileCheck %s --check-prefix=OFF
@@ -47,6 +47,24 @@ func.func @seeded(%x: tensor<2x8x32x32xf32>, %k: tensor<8x8x3x3xf32>, %dy: tenso
 }
 func.func private @dk(tensor<2x8x32x32xf32>, tensor<8x8x3x3xf32>, tensor<2x8x32x32xf32>) -> tensor<8x8x3x3xf32>
     attributes {dlvm.gradient = #dlvm.gradient<of @seeded wrt [1]>}
+
+// With 32 filters (two vectors), the kernel gradient is computed along the
+// filters: the cotangent transposed to [image, row, column, filter] once, one
+// generic with an explicit fma into [channel, tap row, tap column, filter],
+// transposed to the filter's layout.
+// CHECK-LABEL: func.func @dlvm_dk32
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<2x8x8x32xf32>)
+// CHECK: linalg.generic {{.*}}["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]{{.*}} outs(%{{.*}} : tensor<4x3x3x32xf32>) attrs = {dlvm.schedule_hint = "kernel-gradient-filters"}
+// CHECK: math.fma
+// CHECK-NOT: tensor<4x32x3x3x16xf32>
+func.func @seeded32(%x: tensor<2x4x8x8xf32>, %k: tensor<32x4x3x3xf32>, %dy: tensor<2x32x8x8xf32>) -> tensor<f32> {
+  %y = dlvm.convolve %x, %k padding [1, 1, 1, 1] : tensor<2x4x8x8xf32>, tensor<32x4x3x3xf32>
+  %p = dlvm.mul %y, %dy : tensor<2x32x8x8xf32>, tensor<2x32x8x8xf32>
+  %s = dlvm.reduce add %p dims [0, 1, 2, 3] : tensor<2x32x8x8xf32>
+  return %s : tensor<f32>
+}
+func.func private @dk32(tensor<2x4x8x8xf32>, tensor<32x4x3x3xf32>, tensor<2x32x8x8xf32>) -> tensor<32x4x3x3xf32>
+    attributes {dlvm.gradient = #dlvm.gradient<of @seeded32 wrt [1]>}
 
 // 2x2/2 max pooling reads its input reshaped to [n, 1, c, 1, oh, 2, ow, 2].
 // CHECK-LABEL: func.func @dlvm_pool

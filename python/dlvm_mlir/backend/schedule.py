@@ -385,6 +385,16 @@ GROUPED_KERNEL_GRADIENT_SPAN = 64
 KERNEL_GRADIENT_TILE = (6, 4)
 
 
+def _image_chunks(extents: tuple[int, ...], q: int, images: int) -> tuple[list[TileLevel], tuple[int, ...]]:
+    """A kernel gradient's outer level: loop ``q`` (its images) in chunks of (a divisor near)
+    ``images``; the levels and the extents inside them."""
+    images = best_divisor(extents[q], images)
+    if extents[q] <= images:
+        return [], extents
+    outer = tuple(images if d == q else 0 for d in range(len(extents)))
+    return [TileLevel(sizes=outer, extents=tuple(extents))], tuple(images if d == q else e for d, e in enumerate(extents))
+
+
 def _kernel_gradient_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -> Plan:
     """The lane-wise partial sums of a kernel gradient (:mod:`.conv_kernel_grad`).
 
@@ -399,7 +409,7 @@ def _kernel_gradient_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOp
     nothing shares, measured 10% slower).
     """
     grouped = nest.rank == 9
-    b, f, i, j, _lane, q, u, vb = (0, *range(1 + grouped, 8 + grouped))
+    b, f, i, j, _, q, u, vb = (0, *range(1 + grouped, 8 + grouped))
     g = 1 if grouped else None
     rows_b, rows_f = KERNEL_GRADIENT_TILE if target.vector_registers >= 32 else (3, 3)
     thread_tiles, extents = None, nest.ranges
@@ -409,13 +419,7 @@ def _kernel_gradient_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOp
     # images per step: enough that a tile's accumulators live for >= span row vectors
     # (16x16 images: 16 per step, 32x32: 4) before they go back to memory
     span = GROUPED_KERNEL_GRADIENT_SPAN if grouped else KERNEL_GRADIENT_SPAN
-    images = best_divisor(extents[q], -(-span // (extents[u] * extents[vb])))
-    levels = []
-    outer = [0] * nest.rank
-    outer[q] = images if extents[q] > images else 0
-    if any(outer):
-        levels.append(TileLevel(sizes=tuple(outer), extents=tuple(extents)))
-        extents = tuple(images if d == q else e for d, e in enumerate(extents))
+    levels, extents = _image_chunks(extents, q, -(-span // (extents[u] * extents[vb])))
     sizes = [0] * nest.rank
     for d, size in ((b, rows_b), (f, rows_f)):
         sizes[d] = 0 if extents[d] <= size else size
@@ -424,6 +428,42 @@ def _kernel_gradient_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOp
     head = [b] + ([g] if grouped else []) + [f, i, j, q, u, vb]
     order = head + [d for d in range(nest.rank) if d not in head]
     levels.append(TileLevel(sizes=tuple(sizes), interchange=tuple(order), extents=tuple(extents)))
+    return Plan(kind="kernel-gradient", thread_tiles=thread_tiles, levels=tuple(levels), fold_unit_dims=True)
+
+
+#: images per step of a kernel gradient along the filters (1 to 4 measured alike)
+KERNEL_GRADIENT_FILTER_IMAGES = 2
+
+
+def _kernel_gradient_filters_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -> Plan:
+    """A kernel gradient along the filters (:mod:`.conv_kernel_grad`).
+
+    Loops ``b, i, j, f | q, u, v`` (input channel, tap row and column, filter |
+    image, output row and column).  A few images per step (their input and the
+    transposed cotangent stay in cache); a register tile of 6 input channels by
+    4 vectors of filters (AVX-512: 24 accumulators, 12 x 2 or 24 x 1 where the
+    filters are fewer; AVX2 3 x 2) for one tap, whose unit loops fold into
+    ``acc[b, f] += x[b] * dyT[f]``: per pixel 6 broadcasts, 4 vector loads and
+    24 FMAs.
+    """
+    b, i, j, f, q, u, v = range(7)
+    lanes = target.lanes(nest.element_bytes)
+    rows, vectors = (6, 4) if target.vector_registers >= 32 else (3, 2)
+    thread_tiles, extents = None, nest.ranges
+    if options.threads > 1 and nest.iterations >= options.min_parallel_flops:
+        thread_tiles, extents = _thread_tiles(nest, [b, f], options, options.min_parallel_flops)
+    levels, extents = _image_chunks(extents, q, KERNEL_GRADIENT_FILTER_IMAGES)
+    # fewer vectors of filters take more channels (32 filters: 12 x 2 vectors)
+    filter_vectors = min(vectors, -(-extents[f] // lanes))
+    sizes = [0] * nest.rank
+    for d, size in ((b, rows * vectors // filter_vectors), (f, filter_vectors * lanes)):
+        sizes[d] = 0 if extents[d] <= size else size
+    for d in (i, j, q, u, v):
+        sizes[d] = 1 if extents[d] > 1 else 0
+    remainders = [0] * nest.rank
+    remainders[f] = lanes
+    levels.append(TileLevel(sizes=tuple(sizes), interchange=(b, f, i, j, q, u, v), extents=tuple(extents),
+                            remainder_sizes=tuple(remainders)))
     return Plan(kind="kernel-gradient", thread_tiles=thread_tiles, levels=tuple(levels), fold_unit_dims=True)
 
 
@@ -502,6 +542,8 @@ def plan_for(nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -> Pla
         return Plan(kind="scalar", vectorize=False, note="an indexing map reads a loop backwards or by floordiv/mod")
     if nest.hint == "kernel-gradient" and nest.rank in (8, 9):
         return _kernel_gradient_plan(nest, target, options)
+    if nest.hint == "kernel-gradient-filters" and nest.rank == 7:
+        return _kernel_gradient_filters_plan(nest, target, options)
     con = nest.contraction
     if con is not None and con.m and con.n and con.k:
         return _contraction_plan(nest, target, options)
