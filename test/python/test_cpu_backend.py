@@ -1586,25 +1586,27 @@ def test_pads_of_one_value_are_one_copy() -> None:
         np.testing.assert_array_equal(out, want)
 
 
-@pytest.mark.parametrize("shape,slices,strides", [
+@pytest.mark.parametrize("shape,slices,strides,dtype", [
     # AD's kernel gradient of a stride-2 layer: the four phases of the input
     ((3, 5, 32, 34), [((0, 0, 1, 1), (3, 5, 16, 16)), ((0, 0, 1, 0), (3, 5, 16, 17)),
-                      ((0, 0, 0, 1), (3, 5, 16, 16)), ((0, 0, 0, 0), (3, 5, 16, 17))], (2, 2)),
+                      ((0, 0, 0, 1), (3, 5, 16, 16)), ((0, 0, 0, 0), (3, 5, 16, 17))], (2, 2), "f32"),
     # stride 3 in the columns only, a size no multiple of it, offsets past the first phase
-    ((2, 7, 25), [((0, 0, 1), (2, 7, 8)), ((0, 0, 5), (2, 7, 7)), ((0, 0, 0), (2, 7, 9))], (1, 3)),
+    ((2, 7, 25), [((0, 0, 1), (2, 7, 8)), ((0, 0, 5), (2, 7, 7)), ((0, 0, 0), (2, 7, 9))], (1, 3), "f32"),
     # stride 3 in both, five of the nine phases
     ((9, 40), [((1, 2), (3, 13)), ((0, 0), (3, 14)), ((2, 1), (3, 13)), ((1, 1), (3, 13)), ((0, 2), (3, 13))],
-     (3, 3)),
-    ((64, 64), [((0, 0), (4, 4))], (2, 2)),                   # a small corner: its own copy
+     (3, 3), "f32"),
+    ((64, 64), [((0, 0), (4, 4))], (2, 2), "f32"),            # a small corner: its own copy
+    ((3, 9, 11), [((0, 0, 0), (3, 5, 6)), ((0, 1, 1), (3, 4, 5))], (2, 2), "i32"),  # integers, odd sizes
+    ((5, 7), [((0, 0), (3, 4)), ((1, 1), (2, 3))], (2, 2), "i1"),                  # booleans
 ])
-def test_strided_slices_are_views_of_one_phase_copy(shape, slices, strides) -> None:
+def test_strided_slices_are_views_of_one_phase_copy(shape, slices, strides, dtype) -> None:
     """backend/phases.py: slices strided in their innermost dimension become views of one
     copy of the value's phases (vectorized: the scalar strided copies are gone); each
     agrees with numpy's slicing."""
     from dlvm_mlir.backend import CpuOptions
 
-    t = f"tensor<{'x'.join(map(str, shape))}xf32>"
-    types = [f"tensor<{'x'.join(map(str, sizes))}xf32>" for _, sizes in slices]
+    t = f"tensor<{'x'.join(map(str, shape))}x{dtype}>"
+    types = [f"tensor<{'x'.join(map(str, sizes))}x{dtype}>" for _, sizes in slices]
     steps = [1] * (len(shape) - 2) + list(strides)
     body = "".join(f"""
     %s{i} = tensor.extract_slice %x[{", ".join(map(str, offsets))}] [{", ".join(map(str, sizes))}] [{", ".join(map(str, steps))}] : {t} to {ty}
@@ -1617,9 +1619,11 @@ def test_strided_slices_are_views_of_one_phase_copy(shape, slices, strides) -> N
 """
     exe = compile_cpu(src, options=CpuOptions(), use_cache=False)
     phase_copies = [r for r in exe.lowering.schedules if r.op_name == "linalg.generic" and len(r.ranges) == len(shape) + 2]
-    small = shape == (64, 64)  # the corner case below
-    assert [r.plan.kind for r in phase_copies] == ([] if small else ["generic"]), exe.lowering.schedules
-    x = RNG.standard_normal(shape).astype(np.float32)
+    small = shape == (64, 64)  # the corner case above
+    kind = "scalar" if dtype == "i1" else "generic"  # sub-byte elements stay scalar
+    assert [r.plan.kind for r in phase_copies] == ([] if small else [kind]), exe.lowering.schedules
+    x = {"f32": RNG.standard_normal(shape).astype(np.float32), "i32": RNG.integers(-1000, 1000, shape, dtype=np.int32),
+         "i1": RNG.integers(0, 2, shape).astype(bool)}[dtype]
     got = exe.entry("slices")(x)
     for out, (offsets, sizes) in zip(got if isinstance(got, tuple) else (got,), slices):
         index = tuple(slice(o, o + (n - 1) * s + 1, s) for o, n, s in zip(offsets, sizes, steps))

@@ -43,7 +43,8 @@ def phase_split(x: ir.Value, strides: tuple[int, int], used: tuple[int, int]) ->
         zeros = [0] * rank
         x = tensor.pad(ir.RankedTensorType.get(lead + [h, w], element), x, [], [], zeros, zeros[:-2] + extra)
         with ir.InsertionPoint(x.owner.regions[0].blocks.append(*[ir.IndexType.get()] * rank)):
-            tensor.YieldOp(arith.constant(element, 0.0))
+            zero = ir.FloatAttr.get(element, 0.0) if isinstance(element, ir.FloatType) else ir.IntegerAttr.get(element, 0)
+            tensor.YieldOp(arith.constant(element, zero))
     split_shape = lead + [h // sh, sh, w // sw, sw]
     groups = [[d] for d in range(rank - 2)] + [[rank - 2, rank - 1], [rank, rank + 1]]
     split = tensor.expand_shape(ir.RankedTensorType.get(split_shape, element), x, reassociation(groups), [],
