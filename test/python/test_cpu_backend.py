@@ -1690,7 +1690,8 @@ def test_pooling_windows_that_tile_the_input(kind, shape, window, dtype, tiled) 
     (2, 6, 5, 7, 64, 1, "f16", "lanes"),       # 32 lanes
     (2, 5, 7, 9, 20, 0, "f32", None),          # rows of 18, 7 filters: im2col
     (2, 7, 32, 8, 8, 1, "f32", "filters"),     # rows of 8 (im2col before); 7 channels = 6 + 1, 2 vectors of filters
-    (3, 13, 100, 6, 16, 1, "f32", "filters"),  # 100 filters = 64 + 2 x 16 + 4
+    (3, 13, 100, 6, 16, 1, "f32", "filters"),  # 100 filters padded to 112 = 3 x 32 + 16
+    (2, 6, 90, 6, 16, 1, "f32", "filters"),    # 90 filters padded to 96 = 64 + 32
     (2, 5, 24, 7, 9, 0, "f64", "filters"),     # 8 lanes, 3 vectors of filters
     (2, 6, 40, 5, 10, 1, "f16", "filters"),    # 32 lanes, 40 filters
     (1, 3, 16, 12, 64, 1, "f32", "lanes"),     # a first layer: 3 channels fill no tile along the filters

