@@ -355,6 +355,11 @@ def _direct_convolution_plan(nest: LoopNest, target: CpuTarget, options: Schedul
     width = lanes * min(vectors, extents[ow] // lanes)
     rows = options.direct_convolution_rows * vectors * lanes // width
     (f,) = conv.output_channel
+    # a divisor of the filters close to the tile (90 filters: 5 x 18 rather than 3 x 24 + 18,
+    # one core 91 -> 101 GFLOP/s)
+    even = best_divisor(extents[f], rows)
+    if extents[f] % rows and 4 * even >= 3 * rows:
+        rows = even
     sizes = [0] * nest.rank
     for d in conv.batch:
         sizes[d] = 1 if extents[d] > 1 else 0
