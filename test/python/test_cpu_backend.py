@@ -1480,6 +1480,7 @@ def test_convolutions_as_im2col_and_contraction(monkeypatch, n, c, h, w, f, k, s
     (2, 64, 8, 32, 64, 3, (1, 1), (1, 1, 1, 1), "f32", True),    # 32 columns: 12 rows x 2 vectors per tile
     (1, 16, 6, 16, 30, 3, (1, 1), (1, 1, 1, 1), "f32", True),    # one vector per row: 24 rows, then 6; one image
     (1, 8, 3, 16, 90, 3, (1, 1), (1, 1, 1, 1), "f32", True),     # 90 filters: 5 tiles of 18 rows
+    (1, 6, 3, 56, 13, 3, (1, 1), (1, 1, 1, 1), "f32", True),     # 56 columns: 32 + 16 + 8
     (2, 12, 5, 28, 13, 3, (1, 1), (1, 1, 1, 1), "f32", True),    # a vector and 12 columns; channels 12 = 8 + 4
     (3, 5, 4, 70, 7, 3, (1, 1), (0, 0, 0, 0), "f32", True),      # 68 columns: 4 vectors and 4 left
     (1, 9, 3, 130, 25, 3, (2, 1), (2, 2, 1, 1), "f32", True),    # dilated, uneven filter reach
