@@ -1489,7 +1489,9 @@ def test_convolutions_as_im2col_and_contraction(monkeypatch, n, c, h, w, f, k, s
     (2, 8, 6, 40, 7, 3, (1, 1), (1, 1, 1, 1), "f16", True),      # 32 lanes
     (2, 3, 8, 32, 8, 3, (1, 1), (1, 1, 1, 1), "f32", True),      # 3 channels: a reduction of 27
     (3, 1, 7, 19, 4, 3, (1, 1), (1, 1, 1, 1), "f32", True),      # 1 channel: taps only, 4 filters
-    (2, 8, 8, 12, 8, 3, (1, 1), (1, 1, 1, 1), "f32", False),     # rows narrower than a vector
+    (2, 8, 8, 12, 8, 3, (1, 1), (1, 1, 1, 1), "f32", False),     # rows of 12: im2col
+    (2, 9, 14, 14, 20, 3, (1, 1), (1, 1, 1, 1), "f32", True),    # rows of 14, widened to 16
+    (2, 5, 9, 7, 6, 3, (1, 1), (1, 1, 1, 1), "f64", True),       # rows of 7, widened to 8 lanes
 ])
 def test_direct_convolutions(n, c, h, w, f, k, dilation, padding, dtype, direct) -> None:
     """backend/conv_direct.py and the direct convolution schedule: unit-stride convolutions

@@ -44,7 +44,31 @@ def _qualifies(op: ir.Operation, lanes_of) -> bool:
     conv = describe_convolution(op)
     if conv is None or (conv.strides != (1, 1) and conv.dilations != (1, 1)):
         return False
-    return conv.ow >= lanes_of(conv.element.width // 8)
+    lanes = lanes_of(conv.element.width // 8)
+    # rows of more than 3/4 of a vector are widened to one (unit strides; one core at 14x14,
+    # 64 channels: 54 -> 82 GFLOP/s; 12 of 16 lanes measured even with im2col, 8 of 16 half)
+    return conv.ow >= lanes or (conv.strides == (1, 1) and 4 * conv.ow > 3 * lanes)
+
+
+def _padded_width(value: ir.Value, extra: int) -> ir.Value:
+    """``value`` (``[n, c, h, w]``) with ``extra`` zero columns at the end of each row."""
+    shape = list(ir.RankedTensorType(value.type).shape)
+    element = ir.RankedTensorType(value.type).element_type
+    padded = tensor.pad(ir.RankedTensorType.get(shape[:-1] + [shape[-1] + extra], element), value, [], [],
+                        [0, 0, 0, 0], [0, 0, 0, extra])
+    with ir.InsertionPoint(padded.owner.regions[0].blocks.append(*[ir.IndexType.get()] * 4)):
+        tensor.YieldOp(arith.constant(element, 0.0))
+    return padded
+
+
+def _widened(x: ir.Value, w: ir.Value, init: ir.Value, dilations: list[int], lanes: int) -> ir.Value:
+    """A unit-stride convolution whose output rows are narrower than a vector, computed on rows
+    of a whole vector (zero columns appended to the input and the output: 14 of 16 lanes
+    useful at 14x14) and sliced back."""
+    n, f, oh, ow = ir.RankedTensorType(init.type).shape
+    extra = lanes - ow
+    wide = _direct(_padded_width(x, extra), w, _padded_width(init, extra), dilations)
+    return _strided_slice(wide, [0, 0, 0, 0], [n, f, oh, ow], [1, 1, 1, 1])
 
 
 def _direct(x: ir.Value, w: ir.Value, init: ir.Value, dilations: list[int]) -> ir.Value:
@@ -95,11 +119,13 @@ def _by_phases(x: ir.Value, w: ir.Value, init: ir.Value, strides: list[int]) -> 
     return result
 
 
-def _rewrite(op: ir.Operation) -> None:
+def _rewrite(op: ir.Operation, lanes: int) -> None:
     x, w, init = op.operands[0], op.operands[1], op.operands[2]
     strides = dense_ints(op.attributes["strides"])
     with ir.InsertionPoint(op), op.location:
-        if strides == [1, 1]:
+        if ir.RankedTensorType(init.type).shape[-1] < lanes:
+            result = _widened(x, w, init, dense_ints(op.attributes["dilations"]), lanes)
+        elif strides == [1, 1]:
             result = _direct(x, w, init, dense_ints(op.attributes["dilations"]))
         else:
             result = _by_phases(x, w, init, strides)
@@ -112,5 +138,6 @@ def direct_convolutions(module: ir.Module, target: CpuTarget) -> int:
     with module.context:
         found = ops_where(module, lambda op: _qualifies(op, target.lanes))
         for op in found:
-            _rewrite(op)
+            element = ir.RankedTensorType(op.operands[2].type).element_type
+            _rewrite(op, target.lanes(element.width // 8))
     return len(found)
