@@ -16,9 +16,12 @@ This rewrite prepares the operands for that schedule: the filter is re-laid
 out as ``w[f, kh, kw, c]`` (one copy of the small filter), so that a register
 tile's filter values for consecutive input channels are contiguous, and the
 convolution becomes a ``linalg.generic`` with the filter as its first input
-(the contraction's rows, like a matmul's A).  Strided convolutions keep the
-im2col rewrite (their input rows would be read with a stride), as do
-convolutions whose output rows are narrower than a vector.
+(the contraction's rows, like a matmul's A).  A strided convolution without
+dilation becomes one unit-stride convolution per phase of its input
+(:func:`_by_phases`); output rows of more than 3/4 of a vector are widened to
+one (:func:`_widened`).  Dilated strided convolutions keep the im2col rewrite
+(their input rows would be read with a stride), as do convolutions whose output
+rows are at most 3/4 of a vector.
 
 Measured on Nov 27 (batch 32, 2 threads, Zen 4; ``benchmarks/bench_conv.py``):
 3x3 64->64 at 32x32 forward 22.6 -> 13.7 ms (oneDNN 12.6-13.6), its input
@@ -34,7 +37,7 @@ from mlir.dialects import arith, linalg, tensor
 from .analysis import SCHEDULE_HINT_ATTR
 from .conv_im2col import build_generic, describe_convolution
 from .linalg_rewrite import affine_maps, dense_ints, ops_where
-from .phases import phase_slice, phase_split
+from .phases import phase_slice, phase_split, zero_padded
 from .target import CpuTarget
 
 __all__ = ["direct_convolutions"]
@@ -50,24 +53,13 @@ def _qualifies(op: ir.Operation, lanes_of) -> bool:
     return conv.ow >= lanes or (conv.strides == (1, 1) and 4 * conv.ow > 3 * lanes)
 
 
-def _padded_width(value: ir.Value, extra: int) -> ir.Value:
-    """``value`` (``[n, c, h, w]``) with ``extra`` zero columns at the end of each row."""
-    shape = list(ir.RankedTensorType(value.type).shape)
-    element = ir.RankedTensorType(value.type).element_type
-    padded = tensor.pad(ir.RankedTensorType.get(shape[:-1] + [shape[-1] + extra], element), value, [], [],
-                        [0, 0, 0, 0], [0, 0, 0, extra])
-    with ir.InsertionPoint(padded.owner.regions[0].blocks.append(*[ir.IndexType.get()] * 4)):
-        tensor.YieldOp(arith.constant(element, 0.0))
-    return padded
-
-
 def _widened(x: ir.Value, w: ir.Value, init: ir.Value, dilations: list[int], lanes: int) -> ir.Value:
     """A unit-stride convolution whose output rows are narrower than a vector, computed on rows
     of a whole vector (zero columns appended to the input and the output: 14 of 16 lanes
     useful at 14x14) and sliced back."""
     n, f, oh, ow = ir.RankedTensorType(init.type).shape
     extra = lanes - ow
-    wide = _direct(_padded_width(x, extra), w, _padded_width(init, extra), dilations)
+    wide = _direct(zero_padded(x, [0, 0, 0, extra]), w, zero_padded(init, [0, 0, 0, extra]), dilations)
     return _strided_slice(wide, [0, 0, 0, 0], [n, f, oh, ow], [1, 1, 1, 1])
 
 

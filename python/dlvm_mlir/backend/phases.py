@@ -27,7 +27,19 @@ from mlir.dialects import arith, tensor
 from .conv_im2col import build_generic
 from .linalg_rewrite import affine_maps, ops_where, reassociation
 
-__all__ = ["phase_slice", "phase_split", "strided_slices_as_phases"]
+__all__ = ["phase_slice", "phase_split", "strided_slices_as_phases", "zero_padded"]
+
+
+def zero_padded(value: ir.Value, high: list[int]) -> ir.Value:
+    """``value`` with ``high[d]`` zeros appended along each dimension ``d`` (a ``tensor.pad``)."""
+    shape = list(ir.RankedTensorType(value.type).shape)
+    element = ir.RankedTensorType(value.type).element_type
+    padded = tensor.pad(ir.RankedTensorType.get([n + e for n, e in zip(shape, high)], element), value, [], [],
+                        [0] * len(shape), high)
+    with ir.InsertionPoint(padded.owner.regions[0].blocks.append(*[ir.IndexType.get()] * len(shape))):
+        zero = ir.FloatAttr.get(element, 0.0) if isinstance(element, ir.FloatType) else ir.IntegerAttr.get(element, 0)
+        tensor.YieldOp(arith.constant(element, zero))
+    return padded
 
 
 def phase_split(x: ir.Value, strides: tuple[int, int], used: tuple[int, int]) -> ir.Value:
@@ -40,11 +52,7 @@ def phase_split(x: ir.Value, strides: tuple[int, int], used: tuple[int, int]) ->
     extra = [-h % sh, -w % sw]
     if any(extra):
         h, w = h + extra[0], w + extra[1]
-        zeros = [0] * rank
-        x = tensor.pad(ir.RankedTensorType.get(lead + [h, w], element), x, [], [], zeros, zeros[:-2] + extra)
-        with ir.InsertionPoint(x.owner.regions[0].blocks.append(*[ir.IndexType.get()] * rank)):
-            zero = ir.FloatAttr.get(element, 0.0) if isinstance(element, ir.FloatType) else ir.IntegerAttr.get(element, 0)
-            tensor.YieldOp(arith.constant(element, zero))
+        x = zero_padded(x, [0] * (rank - 2) + extra)
     split_shape = lead + [h // sh, sh, w // sw, sw]
     groups = [[d] for d in range(rank - 2)] + [[rank - 2, rank - 1], [rank, rank + 1]]
     split = tensor.expand_shape(ir.RankedTensorType.get(split_shape, element), x, reassociation(groups), [],
