@@ -55,7 +55,7 @@ from mlir.dialects import arith, linalg, math, tensor
 
 from .analysis import SCHEDULE_HINT_ATTR
 from .conv_im2col import MIN_IMAGE, build_generic, describe_convolution
-from .linalg_rewrite import affine_maps, dense_ints, map_dims, ops_where, reassociation
+from .linalg_rewrite import affine_maps, defining_op, dense_ints, map_dims, ops_where, reassociation
 from .target import CpuTarget
 
 __all__ = ["kernel_gradient_convolutions"]
@@ -94,10 +94,8 @@ def _form(op: ir.Operation, target: CpuTarget) -> tuple[str, int] | None:
 
 
 def _producer(value: ir.Value, name: str) -> ir.Operation | None:
-    owner = value.owner
-    if hasattr(owner, "operation"):
-        owner = owner.operation
-    return owner if isinstance(owner, ir.Operation) and owner.name == name else None
+    op = defining_op(value)
+    return op if op is not None and op.name == name else None
 
 
 def _permutation(op: ir.Operation | None) -> list[int] | None:

@@ -89,7 +89,7 @@ from .options import CpuOptions
 from .boolmem import widen_bool_memrefs
 from .mathapprox import approximate_math, expand_accurate_math
 from .conv_grouped import grouped_convolutions
-from .linalg_rewrite import ops_where
+from .linalg_rewrite import defining_op, ops_where
 from .widen_half import widen_half_contractions
 from .conv_direct import direct_convolutions
 from .conv_im2col import im2col_convolutions
@@ -457,13 +457,6 @@ def copy_repeated_results(module: ir.Module) -> int:
     return added
 
 
-def _defining_op(value: ir.Value) -> ir.Operation | None:
-    owner = value.owner
-    if hasattr(owner, "operation"):
-        owner = owner.operation
-    return owner if isinstance(owner, ir.Operation) else None
-
-
 def reshaped_results_in_place(module: ir.Module) -> int:
     """Compute a returned reshape (``return collapse_shape(%r)``) in the result's own buffer.
 
@@ -481,19 +474,16 @@ def reshaped_results_in_place(module: ir.Module) -> int:
     with module.context, ir.Location.unknown():
         for ret in ops_where(module, lambda op: op.name == "func.return"):
             for value in ret.operands:
-                reshape = _defining_op(value)
+                reshape = defining_op(value)
                 if reshape is None or reshape.name not in inverse or len(reshape.operands) != 1:
                     continue
-                op = _defining_op(reshape.operands[0])
+                op = defining_op(reshape.operands[0])
                 if (op is None or not op.name.startswith("linalg.") or len(op.results) != 1
                         or len(list(op.results[0].uses)) != 1 or len(list(value.uses)) != 1):
                     continue
-                init_index = len(op.operands) - 1
-                chain = [op]
-                empty = _defining_op(op.operands[init_index])
+                empty = defining_op(op.operands[-1])  # the init
                 if empty is not None and empty.name == "linalg.fill" and len(list(empty.results[0].uses)) == 1:
-                    chain.append(empty)
-                    empty = _defining_op(empty.operands[1])
+                    empty = defining_op(empty.operands[1])
                 if (empty is None or empty.name != "tensor.empty" or len(list(empty.results[0].uses)) != 1
                         or not ir.RankedTensorType(value.type).has_static_shape):
                     continue

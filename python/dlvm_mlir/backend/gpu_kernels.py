@@ -40,6 +40,7 @@ from mlir import ir
 from mlir.dialects import linalg
 
 from .analysis import analyze_linalg_op
+from .linalg_rewrite import defining_op
 
 __all__ = ["MatmulSpec", "MatmulConfig", "matmul_spec", "matmul_config", "matmul_kernel"]
 
@@ -135,13 +136,6 @@ def _dims(amap: ir.AffineMap) -> tuple[int, ...] | None:
 _WIDENING = ("arith.extf", "arith.extsi")
 
 
-def _defining_op(value: ir.Value) -> ir.Operation | None:
-    owner = value.owner
-    if isinstance(owner, ir.Block):
-        return None
-    return owner.operation if hasattr(owner, "operation") else owner
-
-
 def _arg_number(value: ir.Value) -> int | None:
     if isinstance(value.owner, ir.Block):
         return ir.BlockArgument(value).arg_number
@@ -163,17 +157,17 @@ def _is_multiply_add(op: ir.Operation) -> bool:
     mul, add, yield_ = core
 
     def source(value: ir.Value) -> int | None:
-        producer = _defining_op(value)
+        producer = defining_op(value)
         if producer is not None and producer.name in _WIDENING:
             value = producer.operands[0]
         return _arg_number(value)
 
     if sorted(str(source(v)) for v in mul.operands) != ["0", "1"]:
         return False
-    add_sources = [(_arg_number(v), _defining_op(v)) for v in add.operands]
+    add_sources = [(_arg_number(v), defining_op(v)) for v in add.operands]
     has_acc = any(number == 2 for number, _ in add_sources)
     has_mul = any(producer is not None and producer == mul for _, producer in add_sources)
-    yielded = _defining_op(yield_.operands[0])
+    yielded = defining_op(yield_.operands[0])
     return has_acc and has_mul and yielded is not None and yielded == add
 
 

@@ -9,8 +9,16 @@ from mlir.dialects.transform import structured
 from .analysis import ops_where  # noqa: F401  (re-exported: the rewrites' walk)
 from .schedule import run_transform_script
 
-__all__ = ["affine_maps", "dense_ints", "generalize_tagged", "iterator_types", "map_dims", "ops_where",
+__all__ = ["affine_maps", "defining_op", "dense_ints", "generalize_tagged", "iterator_types", "map_dims", "ops_where",
            "reassociation", "result_linalg_ops"]
+
+
+def defining_op(value: ir.Value) -> ir.Operation | None:
+    """The operation that defines ``value``, or None for a block argument."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return None
+    return owner.operation if hasattr(owner, "operation") else owner
 
 
 def dense_ints(attr: ir.Attribute) -> list[int]:

@@ -35,22 +35,20 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import linalg, tensor
 
-from .linalg_rewrite import ops_where
+from .linalg_rewrite import defining_op, ops_where
 
 __all__ = ["scheduled_copies"]
 
 
 def _computed_by_linalg(value: ir.Value) -> bool:
-    owner = value.owner
-    if hasattr(owner, "operation"):
-        owner = owner.operation
-    return isinstance(owner, ir.Operation) and owner.name.startswith("linalg.")
+    op = defining_op(value)
+    return op is not None and op.name.startswith("linalg.")
 
 
 def _padding_value(pad: ir.Operation) -> ir.Value | None:
     """The value a static ``tensor.pad`` of a value no linalg op computed yields, if it is
     defined outside the pad."""
-    if len(pad.operands) != 1 or _computed_by_linalg(pad.operands[0]):  # dynamic low or high padding
+    if len(pad.operands) != 1 or _computed_by_linalg(pad.operands[0]):  # dynamic padding, or a linalg result
         return None
     source = ir.RankedTensorType(pad.operands[0].type)
     result = ir.RankedTensorType(pad.results[0].type)
