@@ -5,6 +5,9 @@
 // RUN: dlvm-opt %s --dlvm-cpu-pipeline="stop-at=pack vector-bits=512" | FileCheck %s
 // RUN: dlvm-opt %s --dlvm-cpu-pipeline="stop-at=pack vector-bits=512 direct-conv=false" | FileCheck %s --check-prefix=OFF
 
+// The strided convolutions' input map (row stride 2 kept; see @conv_stride2 below).
+// CHECK: #[[STRIDED:map[0-9]*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, d2 * 2 + d5, d3 + d6)>
+
 // A unit-stride 3x3 convolution: the filter re-laid out as [f, kh, kw, c] and one
 // generic reading the input at the tap's offset; no im2col copy.
 // CHECK-LABEL: func.func @dlvm_conv3x3
@@ -20,15 +23,34 @@ func.func @conv3x3(%x: tensor<2x64x32x32xf32>, %k: tensor<64x64x3x3xf32>) -> ten
   return %y : tensor<2x64x32x32xf32>
 }
 
-// Stride 2: four unit-stride convolutions, one per phase of the input (every
-// other row and column) with that phase's 2x2, 2x1, 1x2 and 1x1 taps. One copy
-// writes all phases, reading the input viewed as [n, c, h/2, 2, w/2, 2].
+// Stride 2: two convolutions, one per column phase of the input (every other
+// column) with that phase's 3x2 and 3x1 taps, each reading rows 2*oh + kh (the
+// row stride stays in the indexing map). One copy writes both phases, reading
+// the input viewed as [n, c, h, 1, w/2, 2].
 // CHECK-LABEL: func.func @dlvm_conv_stride2
-// CHECK: tensor.expand_shape %arg0 {{.*}} into tensor<2x16x17x2x17x2xf32>
-// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<2x16x17x2x17x2xf32>) outs(%{{.*}} : tensor<2x2x2x16x17x17xf32>)
-// CHECK-COUNT-4: tensor.extract_slice {{.*}} : tensor<2x2x2x16x17x17xf32> to tensor<2x16x{{1[67]}}x{{1[67]}}xf32>
+// CHECK: tensor.expand_shape %arg0 {{.*}} into tensor<2x16x34x1x17x2xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<2x16x34x1x17x2xf32>) outs(%{{.*}} : tensor<1x2x2x16x34x17xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[STRIDED]], {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x16x33x17xf32>, tensor<32x3x2x16xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[STRIDED]], {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x16x33x16xf32>, tensor<32x3x1x16xf32>)
 func.func @conv_stride2(%x: tensor<2x16x34x34xf32>, %k: tensor<32x16x3x3xf32>) -> tensor<2x32x16x16xf32> {
   %y = dlvm.convolve %x, %k strides [2, 2] : tensor<2x16x34x34xf32>, tensor<32x16x3x3xf32>
+  return %y : tensor<2x32x16x16xf32>
+}
+
+// Padded by 1: the phases are copied from the unpadded input into the interior
+// of a zeroed tensor whose left padding is rounded up to the stride (2 columns,
+// one per phase), with no pad of the input; the phases swap places.
+// CHECK-LABEL: func.func @dlvm_conv_stride2_padded
+// CHECK-NOT: tensor.pad %arg0
+// CHECK: %[[ZEROS:.*]] = linalg.fill {{.*}} -> tensor<1x2x2x16x34x18xf32>
+// CHECK: %[[WINDOW:.*]] = tensor.extract_slice %[[ZEROS]][0, 0, 0, 0, 1, 1] [1, 2, 2, 16, 32, 16]
+// CHECK: tensor.expand_shape %arg0 {{.*}} into tensor<2x16x32x1x16x2xf32>
+// CHECK: linalg.generic {{.*}} outs(%[[WINDOW]] : tensor<1x2x2x16x32x16xf32>)
+// CHECK: %[[PHASES:.*]] = tensor.insert_slice
+// CHECK: tensor.extract_slice %[[PHASES]][0, 1, 0, 0, 0, 0] [1, 1, 2, 16, 33, 17]
+// CHECK: tensor.extract_slice %[[PHASES]][0, 0, 0, 0, 0, 1] [1, 1, 2, 16, 33, 16]
+func.func @conv_stride2_padded(%x: tensor<2x16x32x32xf32>, %k: tensor<32x16x3x3xf32>) -> tensor<2x32x16x16xf32> {
+  %y = dlvm.convolve %x, %k strides [2, 2] padding [1, 1, 1, 1] : tensor<2x16x32x32xf32>, tensor<32x16x3x3xf32>
   return %y : tensor<2x32x16x16xf32>
 }
 

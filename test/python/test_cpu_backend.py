@@ -1505,14 +1505,51 @@ def test_direct_convolutions(n, c, h, w, f, k, dilation, padding, dtype, direct)
     (1, 5, 9, 52, 7, 5, (3, 3), (2, 2, 2, 2), True),       # 9 phases of a 5x5 window, rows of 17
     (2, 6, 10, 33, 4, 3, (2, 1), (0, 1, 1, 0), True),      # strided rows only, uneven padding
     (2, 3, 8, 64, 8, 1, (2, 2), (0, 0, 0, 0), True),       # a strided 1x1 (ResNet's shortcut): one phase
+    (2, 3, 9, 66, 8, 1, (2, 2), (1, 1, 1, 1), True),       # a padded strided 1x1: phase 0 of the pad
+    (1, 4, 12, 40, 6, 5, (2, 2), (3, 3, 3, 2), True),      # padding past the stride (phases shifted by 1)
+    (2, 8, 16, 32, 30, 3, (2, 2), (1, 1, 1, 1), True),     # ResNet's downsampling 3x3, filter remainder
     (2, 4, 9, 20, 5, 3, (2, 2), (1, 1, 1, 1), False),      # rows of 10: im2col
 ])
 def test_strided_direct_convolutions_by_phases(n, c, h, w, f, k, strides, padding, direct) -> None:
-    """backend/conv_direct.py: a strided convolution is one unit-stride direct convolution
-    per phase of its input (every s-th row and column, all phases copied out of the input
-    at once, sizes that are no multiple of the stride padded) with the filter's taps of
-    that phase; agrees with numpy in float64."""
+    """backend/conv_direct.py: a strided convolution is one direct convolution per column
+    phase of its input (every s-th column, all phases copied out of the input at once,
+    straight from the unpadded input when it is zero padded, sizes that are no multiple
+    of the stride padded) with the filter's taps of that phase, reading rows with the
+    stride; agrees with numpy in float64."""
     _check_direct_convolution(n, c, h, w, f, k, strides, (1, 1), padding, "f32", direct)
+
+
+def test_stacked_phases_are_computed_in_place(tmp_path: Path) -> None:
+    """backend/scheduled_copies.py: AD stacks the phases of a strided convolution's input
+    gradient as insertions of reshapes that add a unit dimension; each phase's convolution
+    writes into the stacked tensor (no copy of a phase), and the gradient agrees with numpy
+    in float64."""
+    src = """func.func @seeded(%x: tensor<2x8x20x36xf32>, %k: tensor<6x8x3x3xf32>, %dy: tensor<2x6x10x18xf32>) -> tensor<f32> {
+  %y = dlvm.convolve %x, %k strides [2, 2] padding [1, 1, 1, 1] : tensor<2x8x20x36xf32>, tensor<6x8x3x3xf32>
+  %p = dlvm.mul %y, %dy : tensor<2x6x10x18xf32>, tensor<2x6x10x18xf32>
+  %s = dlvm.reduce add %p dims [0, 1, 2, 3] : tensor<2x6x10x18xf32>
+  return %s : tensor<f32>
+}
+func.func private @dx(tensor<2x8x20x36xf32>, tensor<6x8x3x3xf32>, tensor<2x6x10x18xf32>) -> tensor<2x8x20x36xf32>
+    attributes {dlvm.gradient = #dlvm.gradient<of @seeded wrt [0]>}
+"""
+    linalg_src = str(lower(src, until="linalg"))
+    with ir.Context():
+        module = ir.Module.parse(linalg_src)
+        lower_to_llvm_cpu(module, threads=1, dump_dir=tmp_path)
+    packed = next(tmp_path.glob("*-pack.mlir")).read_text()
+    # the one copy left pads the cotangent; the four phases are no longer copied
+    assert packed.count("linalg.copy") == 1, packed
+    exe = compile_cpu(linalg_src, use_cache=False)
+    x = RNG.standard_normal((2, 8, 20, 36)).astype(np.float32)
+    kern = RNG.standard_normal((6, 8, 3, 3)).astype(np.float32)
+    dy = RNG.standard_normal((2, 6, 10, 18)).astype(np.float32)
+    want = np.zeros((2, 8, 22, 38))
+    for i in range(3):
+        for j in range(3):
+            want[:, :, i:i + 20:2, j:j + 36:2] += np.einsum("nfhw,fc->nchw", dy.astype(np.float64),
+                                                           kern[:, :, i, j].astype(np.float64))
+    np.testing.assert_allclose(exe.entry("dx")(x, kern, dy), want[:, :, 1:21, 1:37], rtol=1e-4, atol=1e-4 * 54)
 
 
 def _check_direct_convolution(n, c, h, w, f, k, strides, dilation, padding, dtype, direct) -> None:

@@ -22,29 +22,35 @@ from __future__ import annotations
 import math
 
 from mlir import ir
-from mlir.dialects import arith, tensor
+from mlir.dialects import arith, linalg, tensor
 
 from .conv_im2col import build_generic
-from .linalg_rewrite import affine_maps, ops_where, reassociation
+from .linalg_rewrite import affine_maps, defining_op, ops_where, reassociation
 
-__all__ = ["phase_slice", "phase_split", "strided_slices_as_phases", "zero_padded"]
+__all__ = ["column_phases", "phase_slice", "phase_split", "strided_slices_as_phases", "zero_padded"]
 
 
-def zero_padded(value: ir.Value, high: list[int]) -> ir.Value:
-    """``value`` with ``high[d]`` zeros appended along each dimension ``d`` (a ``tensor.pad``)."""
+def zero_padded(value: ir.Value, high: list[int], low: list[int] | None = None) -> ir.Value:
+    """``value`` with ``high[d]`` zeros appended (and ``low[d]`` prepended) along each dimension
+    ``d`` (a ``tensor.pad``)."""
     shape = list(ir.RankedTensorType(value.type).shape)
     element = ir.RankedTensorType(value.type).element_type
-    padded = tensor.pad(ir.RankedTensorType.get([n + e for n, e in zip(shape, high)], element), value, [], [],
-                        [0] * len(shape), high)
+    low = low or [0] * len(shape)
+    padded = tensor.pad(ir.RankedTensorType.get([n + e + b for n, e, b in zip(shape, high, low)], element), value,
+                        [], [], low, high)
     with ir.InsertionPoint(padded.owner.regions[0].blocks.append(*[ir.IndexType.get()] * len(shape))):
-        zero = ir.FloatAttr.get(element, 0.0) if isinstance(element, ir.FloatType) else ir.IntegerAttr.get(element, 0)
-        tensor.YieldOp(arith.constant(element, zero))
+        tensor.YieldOp(_zero(element))
     return padded
 
 
-def phase_split(x: ir.Value, strides: tuple[int, int], used: tuple[int, int]) -> ir.Value:
+def _zero(element: ir.Type) -> ir.Value:
+    zero = ir.FloatAttr.get(element, 0.0) if isinstance(element, ir.FloatType) else ir.IntegerAttr.get(element, 0)
+    return arith.constant(element, zero)
+
+
+def phase_split(x: ir.Value, strides: tuple[int, int], used: tuple[int, int], out: ir.Value | None = None) -> ir.Value:
     """``xp[a, b, ..., i, j] = x[..., i * sh + a, j * sw + b]`` for the first ``used`` row and
-    column phases ``a`` and ``b`` (one vectorized copy)."""
+    column phases ``a`` and ``b`` (one vectorized copy, into ``out`` if given)."""
     shape = list(ir.RankedTensorType(x.type).shape)
     element = ir.RankedTensorType(x.type).element_type
     lead, (h, w), (sh, sw) = shape[:-2], shape[-2:], strides
@@ -64,8 +70,54 @@ def phase_split(x: ir.Value, strides: tuple[int, int], used: tuple[int, int]) ->
     d = [ir.AffineDimExpr.get(k) for k in range(rank + 2)]  # ..., i, a, j, b
     i, a, j, b = d[rank - 2:]
     maps = affine_maps(ir.AffineMap.get_identity(rank + 2), ir.AffineMap.get(rank + 2, 0, [a, b, *d[:rank - 2], i, j]))
-    out = tensor.EmptyOp([used[0], used[1], *lead, h // sh, w // sw], element).result
+    if out is None:
+        out = tensor.EmptyOp([used[0], used[1], *lead, h // sh, w // sw], element).result
     return build_generic([split], out, maps, ["parallel"] * (rank + 2), lambda value, _: value)
+
+
+def _zero_padding(value: ir.Value) -> tuple[ir.Value, list[int], list[int]] | None:
+    """``(source, low, high)`` when ``value`` is a static ``tensor.pad`` of ``source`` with zeros."""
+    op = defining_op(value)
+    if op is None or op.name != "tensor.pad" or len(op.operands) != 1:
+        return None
+    yielded = list(op.regions[0].blocks[0].operations)[0].operands[0]
+    constant = defining_op(yielded)
+    if constant is None or constant.name != "arith.constant":
+        return None
+    zero = constant.attributes["value"]
+    if not ((isinstance(zero, ir.FloatAttr) and ir.FloatAttr(zero).value == 0.0)
+            or (isinstance(zero, ir.IntegerAttr) and ir.IntegerAttr(zero).value == 0)):
+        return None
+    return (op.operands[0], list(ir.DenseI64ArrayAttr(op.attributes["static_low"])),
+            list(ir.DenseI64ArrayAttr(op.attributes["static_high"])))
+
+
+def column_phases(x: ir.Value, stride: int, used: int) -> tuple[ir.Value, int]:
+    """The column phases of ``x``, ``(phases, shift)``: column ``p`` of ``x`` is column
+    ``(p + shift) // stride`` of ``phases[0, (p + shift) % stride, ...]``.
+
+    When ``x`` pads a value with zeros, the phases are copied from that value straight into
+    the interior of a zeroed tensor (one copy instead of the pad's and the split's): its
+    left padding is rounded up to a multiple of the stride, which shifts the phases by
+    ``shift`` columns.  Otherwise ``shift`` is 0 and the first ``used`` phases are copied."""
+    padding = _zero_padding(x)
+    if padding is None or used < stride or any(padding[1][:-2] + padding[2][:-2]):
+        return phase_split(x, (1, stride), (1, used)), 0
+    source, low, high = padding
+    shape = list(ir.RankedTensorType(source.type).shape)
+    element = ir.RankedTensorType(source.type).element_type
+    lead, (h, w) = shape[:-2], shape[-2:]
+    shift = -low[-1] % stride
+    left = (low[-1] + shift) // stride  # columns of each phase left of the source's
+    columns = left + -(-(w + high[-1]) // stride)
+    rows = low[-2] + h + high[-2]
+    whole = linalg.fill(_zero(element), outs=[tensor.EmptyOp([1, stride, *lead, rows, columns], element).result])
+    offsets = [0, 0, *[0] * len(lead), low[-2], left]
+    sizes = [1, stride, *lead, h, -(-w // stride)]
+    ones = [1] * len(sizes)
+    window = tensor.extract_slice(ir.RankedTensorType.get(sizes, element), whole, [], [], [], offsets, sizes, ones)
+    phases = phase_split(source, (1, stride), (1, stride), out=window)
+    return tensor.insert_slice(phases, whole, [], [], [], offsets, sizes, ones), shift
 
 
 def phase_slice(phases: ir.Value, strides: tuple[int, int], offsets: list[int], sizes: list[int]) -> ir.Value:
