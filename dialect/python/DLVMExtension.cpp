@@ -235,6 +235,23 @@ NB_MODULE(_dlvm, m) {
       "assembly, LLVM IR text or bitcode. Empty triple/cpu/features: the host. "
       "workers > 0: loading the object reserves that many runtime workers.");
   m.def(
+      "optimization_pipeline",
+      [](int optLevel) {
+        std::string text;
+        MlirLogicalResult result = dlvmOptimizationPipeline(
+            optLevel,
+            [](MlirStringRef part, void *data) {
+              static_cast<std::string *>(data)->append(part.data, part.length);
+            },
+            &text);
+        if (mlirLogicalResultIsFailure(result))
+          throw std::runtime_error(text);
+        return text;
+      },
+      nb::arg("opt_level"),
+      "The LLVM IR pipeline `codegen` runs at this opt level for this machine "
+      "(`opt -passes=` syntax).");
+  m.def(
       "host_target",
       []() {
         std::string text;

@@ -14,7 +14,7 @@ import pytest
 
 import dlvm_mlir
 from dlvm_mlir.backend import ExecutionError
-from dlvm_mlir.backend.artifact import runtime_library
+from dlvm_mlir.backend.artifact import optimization_pipeline, runtime_library
 from dlvm_mlir.backend.header import c_identifier
 from dlvm_mlir.parsing import TEST_ASSERT_ENV
 from dlvm_mlir.tools.compile import main as dlvm_compile
@@ -145,3 +145,19 @@ def test_c_example_trains_with_the_compiled_gradient(tmp_path: Path) -> None:
     assert float(values["b"]) == pytest.approx(b_ref, abs=2e-5)
     assert float(values["final loss"]) == pytest.approx(loss_ref, rel=1e-3, abs=1e-7)
     assert values["step 0 loss"] and float(values["final loss"]) < 1e-4
+
+
+def test_the_llvm_pipeline_is_the_default_one_pruned() -> None:
+    """dialect/lib/CAPI/Codegen.cpp: the IR pipeline is LLVM's default one of the opt level,
+    printed, pruned of loop load elimination and parsed again (a round trip that an LLVM
+    update could break: the pruning would then silently keep the pass)."""
+    o3 = optimization_pipeline(3)
+    for kept in ("instcombine", "gvn", "slp-vectorizer", "loop-unroll", "coro-split"):
+        assert kept in o3, kept
+    assert "loop-load-elim" not in o3, o3
+    assert "vectorize-forced-only" in o3, o3  # the loop vectorizer only where asked (never)
+    assert "loop-load-elim" not in optimization_pipeline(1)
+    assert "coro-split" in optimization_pipeline(0)  # O0 still lowers the async coroutines
+    with pytest.raises(ValueError, match="opt_level"):
+        optimization_pipeline(4)
+

@@ -60,6 +60,13 @@ dlvmCodegen(MlirModule module, DlvmCodegenOptions options,
             MlirStringCallback onOutput, void *outputData,
             MlirStringCallback onError, void *errorData);
 
+/// The LLVM IR pipeline `dlvmCodegen` runs at `optLevel` (0..3) for the host,
+/// as text in `opt -passes=` syntax, passed to `callback`; on failure (no
+/// target for the host) the message is, and the result is failure.
+MLIR_CAPI_EXPORTED MlirLogicalResult
+dlvmOptimizationPipeline(int optLevel, MlirStringCallback callback,
+                         void *userData);
+
 /// The host's target triple, CPU name and features (LLVM's detection), as
 /// "triple\ncpu\nfeatures".
 MLIR_CAPI_EXPORTED void dlvmHostTarget(MlirStringCallback callback,

@@ -30,6 +30,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/PassInstrumentation.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -197,37 +198,105 @@ void addWorkerReservation(llvm::Module &module, int workers) {
   llvm::appendToGlobalCtors(module, init, /*Priority=*/65535);
 }
 
-void optimize(llvm::Module &module, llvm::TargetMachine &machine,
-              int optLevel) {
-  llvm::LoopAnalysisManager loops;
-  llvm::FunctionAnalysisManager functions;
-  llvm::CGSCCAnalysisManager sccs;
-  llvm::ModuleAnalysisManager modules;
+/// Removes `pass` from a textual pass pipeline (`a,b(c,pass,d),...`): the
+/// token and one comma beside it. Whether it was there.
+bool removePass(std::string &text, llvm::StringRef pass) {
+  for (size_t at = text.find(pass.str()); at != std::string::npos;
+       at = text.find(pass.str(), at + 1)) {
+    size_t end = at + pass.size();
+    char before = at ? text[at - 1] : ',';
+    char after = end < text.size() ? text[end] : ',';
+    bool token = (before == ',' || before == '(') && (after == ',' || after == ')');
+    if (!token)
+      continue;
+    if (before == ',')
+      text.erase(at - 1, pass.size() + 1);
+    else if (after == ',')
+      text.erase(at, pass.size() + 1);
+    else
+      continue; // the only pass of its group: keep it
+    return true;
+  }
+  return false;
+}
+
+/// LLVM's IR pipeline as dlvm runs it: the default pipeline of the opt level,
+/// tuned and pruned for code that the transform schedules already vectorized.
+class Optimizer {
+public:
+  explicit Optimizer(llvm::TargetMachine &machine)
+      : builder(&machine, tuning(), std::nullopt, &instrumentation) {
+    builder.registerModuleAnalyses(modules);
+    builder.registerCGSCCAnalyses(sccs);
+    builder.registerFunctionAnalyses(functions);
+    builder.registerLoopAnalyses(loops);
+    builder.crossRegisterProxies(loops, functions, sccs, modules);
+  }
+
+  /// The pipeline of `optLevel` (0..3). O0 still lowers the async dialect's
+  /// coroutines. From O1 on, without loop load elimination, which forwards
+  /// stores of one loop iteration to loads of the next: dlvm's loops arrive
+  /// with their accumulators already in registers (the schedules hoist them),
+  /// and its loop-access analysis of register tiles' many pointers (scalar
+  /// evolution of each) was 40% of the IR pipeline on a CNN training step
+  /// (Nov 27: 1.8 of 4.2 s of O3; the step ran as fast without it). The
+  /// pipeline is printed, pruned and parsed again (LLVM keeps its default
+  /// pipelines printable); if that fails, it stays whole.
+  llvm::ModulePassManager pipeline(int optLevel) {
+    llvm::OptimizationLevel level = optLevel <= 0   ? llvm::OptimizationLevel::O0
+                                    : optLevel == 1 ? llvm::OptimizationLevel::O1
+                                    : optLevel == 2 ? llvm::OptimizationLevel::O2
+                                                    : llvm::OptimizationLevel::O3;
+    if (optLevel <= 0)
+      return builder.buildO0DefaultPipeline(level);
+    llvm::ModulePassManager whole = builder.buildPerModuleDefaultPipeline(level);
+    std::string text = print(whole);
+    if (!removePass(text, "loop-load-elim"))
+      return whole;
+    llvm::ModulePassManager pruned;
+    if (llvm::Error error = builder.parsePassPipeline(pruned, text)) {
+      llvm::consumeError(std::move(error));
+      return whole;
+    }
+    return pruned;
+  }
+
+  /// `pipeline` as text (`opt -passes=` syntax).
+  std::string print(llvm::ModulePassManager &pipeline) {
+    std::string text;
+    llvm::raw_string_ostream stream(text);
+    pipeline.printPipeline(stream, [&](llvm::StringRef className) {
+      llvm::StringRef name = instrumentation.getPassNameForClassName(className);
+      return name.empty() ? className : name;
+    });
+    return text;
+  }
+
+  void run(llvm::Module &module, int optLevel) {
+    pipeline(optLevel).run(module, modules);
+  }
+
+private:
   // dlvm's code arrives vectorized and unrolled (the transform schedules):
   // LLVM's loop vectorizer found nothing left to do on the programs measured
   // (MLP step, LSTM gradient, Nov 2026) but took 40% of the IR pipeline,
   // trying the scalar remainder and copy loops. SLP stays (it packs those).
-  llvm::PipelineTuningOptions tuning;
-  tuning.LoopUnrolling = true;
-  tuning.LoopInterleaving = false;
-  tuning.LoopVectorization = false;
-  tuning.SLPVectorization = true;
-  llvm::PassBuilder builder(&machine, tuning);
-  builder.registerModuleAnalyses(modules);
-  builder.registerCGSCCAnalyses(sccs);
-  builder.registerFunctionAnalyses(functions);
-  builder.registerLoopAnalyses(loops);
-  builder.crossRegisterProxies(loops, functions, sccs, modules);
-  llvm::OptimizationLevel level = optLevel <= 0   ? llvm::OptimizationLevel::O0
-                                  : optLevel == 1 ? llvm::OptimizationLevel::O1
-                                  : optLevel == 2 ? llvm::OptimizationLevel::O2
-                                                  : llvm::OptimizationLevel::O3;
-  // O0 still lowers the async dialect's coroutines.
-  llvm::ModulePassManager pipeline =
-      optLevel <= 0 ? builder.buildO0DefaultPipeline(level)
-                    : builder.buildPerModuleDefaultPipeline(level);
-  pipeline.run(module, modules);
-}
+  static llvm::PipelineTuningOptions tuning() {
+    llvm::PipelineTuningOptions options;
+    options.LoopUnrolling = true;
+    options.LoopInterleaving = false;
+    options.LoopVectorization = false;
+    options.SLPVectorization = true;
+    return options;
+  }
+
+  llvm::PassInstrumentationCallbacks instrumentation; // pass classes' names
+  llvm::PassBuilder builder;
+  llvm::LoopAnalysisManager loops;
+  llvm::FunctionAnalysisManager functions;
+  llvm::CGSCCAnalysisManager sccs;
+  llvm::ModuleAnalysisManager modules;
+};
 
 /// Sets LLVM command-line options (`name=value`, separated by spaces, after
 /// dlvm's defaults), as `-mllvm` does: they are process-wide, so this runs
@@ -322,7 +391,7 @@ MlirLogicalResult dlvmCodegen(MlirModule module, DlvmCodegenOptions options,
     if (llvm::verifyModule(*llvmModule, &stream))
       return fail("invalid LLVM IR: " + problems);
   }
-  optimize(*llvmModule, *machine, options.optLevel);
+  Optimizer(*machine).run(*llvmModule, options.optLevel);
 
   if (options.output == DlvmCodegenLLVMIR) {
     std::string text;
@@ -399,6 +468,24 @@ MlirLogicalResult dlvmCodegen(MlirModule module, DlvmCodegenOptions options,
       return fail(errors[i]);
     output(llvm::StringRef(objects[i].data(), objects[i].size()));
   }
+  return mlirLogicalResultSuccess();
+}
+
+MlirLogicalResult dlvmOptimizationPipeline(int optLevel,
+                                           MlirStringCallback callback,
+                                           void *userData) {
+  initializeTargets();
+  std::string error;
+  std::unique_ptr<llvm::TargetMachine> machine =
+      makeTargetMachine(resolveTarget(DlvmCodegenOptions{}), 3, error);
+  if (!machine) {
+    callback(mlirStringRefCreate(error.data(), error.size()), userData);
+    return mlirLogicalResultFailure();
+  }
+  Optimizer optimizer(*machine);
+  llvm::ModulePassManager pipeline = optimizer.pipeline(optLevel);
+  std::string text = optimizer.print(pipeline);
+  callback(mlirStringRefCreate(text.data(), text.size()), userData);
   return mlirLogicalResultSuccess();
 }
 

@@ -704,8 +704,9 @@ def to_llvm_steps(options: CpuOptions) -> list[Step]:
         "convert-math-to-llvm,convert-math-to-libm,"
         "convert-vector-to-llvm{reassociate-fp-reductions},"
         f"finalize-memref-to-llvm{{use-generic-functions={str(options.caching_allocator).lower()}}},"
-        "convert-to-llvm,reconcile-unrealized-casts,"
-        "canonicalize,cse"
+        # no canonicalize/cse after this: LLVM's pipeline does the same work, and on
+        # the LLVM dialect they took 0.4-0.8 s of a CNN step's 7.3 s compile
+        "convert-to-llvm,reconcile-unrealized-casts"
     )]
 
 
