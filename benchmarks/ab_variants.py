@@ -13,8 +13,9 @@ an A/B that patches constants without ``DLVM_MLIR_CRASH_GUARD=0`` compiles
 the same code for every variant and measures noise.  This script sets it
 (and turns the disk cache off) before importing the compiler.
 
-Workloads: a layer and pass of ``bench_conv.py`` (``--conv 3x3-s2 dk``) or
-the training step of ``cnn_step.py`` (``--cnn 32``).
+Workloads: a layer and pass of ``bench_conv.py`` (``--conv 3x3-s2 dk``), the
+training step of ``cnn_step.py`` (``--cnn 32``) or of ``mlp_step.py``
+(``--mlp 128``).
 """
 
 from __future__ import annotations
@@ -87,16 +88,32 @@ def cnn_builder(batch: int) -> Callable[[int], Callable[[], Any]]:
     return build
 
 
+def mlp_builder(batch: int) -> Callable[[int], Callable[[], Any]]:
+    import mlp_step
+    import dlvm_mlir.compiler
+
+    x, y, params = mlp_step.make_problem(batch)
+
+    def build(index: int) -> Callable[[], Any]:
+        dlvm_mlir.compiler._EXECUTABLES.clear()  # the staged source is the same for every variant
+        step = mlp_step.dlvm_step()
+        step.specialize(x, y, *params).executable  # noqa: B018 - compiles
+        return lambda: step(x, y, *params)
+
+    return build
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     workload = parser.add_mutually_exclusive_group(required=True)
     workload.add_argument("--conv", nargs=2, metavar=("LAYER", "PASS"))
     workload.add_argument("--cnn", type=int, metavar="BATCH")
+    workload.add_argument("--mlp", type=int, metavar="BATCH")
     parser.add_argument("--variant", action="append", required=True, help="JSON object: module.CONSTANT -> value")
     parser.add_argument("--repeats", type=int, default=30)
     args = parser.parse_args()
     variants = [json.loads(v) for v in args.variant]
-    build = conv_builder(*args.conv) if args.conv else cnn_builder(args.cnn)
+    build = conv_builder(*args.conv) if args.conv else cnn_builder(args.cnn) if args.cnn else mlp_builder(args.mlp)
     calls = []
     for index, variant in enumerate(variants):
         start = time.perf_counter()

@@ -1425,7 +1425,7 @@ def _conv_source(n, c, h, w, f, k, strides, dilation, padding, dtype="f32"):
 """
 
 
-def _numpy_conv(x, k, strides, dilation, padding):
+def _numpy_conv(x, k, strides, dilation, padding, relu=True):
     xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), padding[:2], padding[2:]))
     n, c, h, w = xp.shape
     f, _, kh, kw = k.shape
@@ -1437,7 +1437,7 @@ def _numpy_conv(x, k, strides, dilation, padding):
             rows = xp[:, :, i * dilation[0]: i * dilation[0] + strides[0] * (oh - 1) + 1: strides[0],
                       j * dilation[1]: j * dilation[1] + strides[1] * (ow - 1) + 1: strides[1]]
             out += np.einsum("fc,nchw->nfhw", k[:, :, i, j].astype(np.float64), rows)
-    return np.maximum(out, 0)
+    return np.maximum(out, 0) if relu else out
 
 
 @pytest.mark.parametrize("n,c,h,w,f,k,strides,dilation,padding,dtype,small", [
@@ -1928,3 +1928,103 @@ def test_f16_contractions_compute_on_f32_copies(m: int, k: int, n: int) -> None:
     np.testing.assert_allclose(got.astype(np.float64), want, rtol=2e-3, atol=2e-3 * np.abs(want).max())
     [record] = [r for r in exe.lowering.schedules if r.op_name == "linalg.matmul"]
     assert record.applied
+
+
+def _accumulator_inits(src: str) -> list[str]:
+    """The ops producing the inits of the direct convolutions and matmuls after the pack stage."""
+    with ir.Context():
+        module = ir.Module.parse(str(lower(src, until="linalg")))
+        lower_to_llvm_cpu(module, threads=2, stop_after="pack")
+        inits = []
+
+        def visit(op: ir.Operation) -> ir.WalkResult:
+            hinted = "dlvm.schedule_hint" in op.attributes and "direct-convolution" in str(op.attributes["dlvm.schedule_hint"])
+            if hinted or op.name == "linalg.matmul":
+                owner = op.operands[len(op.operands) - 1].owner
+                inits.append("argument" if isinstance(owner, ir.Block) else owner.name)
+            return ir.WalkResult.ADVANCE
+
+        module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return inits
+
+
+_EPILOGUE_CASES = {
+    # a layer's bias: the convolution accumulates onto the broadcast bias
+    "bias": ("""func.func @f(%x: tensor<4x8x20x36xf32>, %k: tensor<24x8x3x3xf32>, %b: tensor<1x24x1x1xf32>, %r: tensor<4x24x20x36xf32>) -> tensor<4x24x20x36xf32> {
+  %y = dlvm.convolve %x, %k padding [1, 1, 1, 1] : tensor<4x8x20x36xf32>, tensor<24x8x3x3xf32>
+  %z = dlvm.add %y, %b : tensor<4x24x20x36xf32>, tensor<1x24x1x1xf32>
+  return %z : tensor<4x24x20x36xf32>
+}""", lambda y, b, r: y + b, ["linalg.generic"]),
+    # a residual block: bias and shortcut, added in another order
+    "bias and shortcut": ("""func.func @f(%x: tensor<4x8x20x36xf32>, %k: tensor<24x8x3x3xf32>, %b: tensor<1x24x1x1xf32>, %r: tensor<4x24x20x36xf32>) -> tensor<4x24x20x36xf32> {
+  %y = dlvm.convolve %x, %k padding [1, 1, 1, 1] : tensor<4x8x20x36xf32>, tensor<24x8x3x3xf32>
+  %s = dlvm.add %r, %y : tensor<4x24x20x36xf32>, tensor<4x24x20x36xf32>
+  %z = dlvm.add %s, %b : tensor<4x24x20x36xf32>, tensor<1x24x1x1xf32>
+  return %z : tensor<4x24x20x36xf32>
+}""", lambda y, b, r: r + y + b, ["linalg.generic"]),
+    # the sum has a term computed after the convolution: left alone
+    "term computed after": ("""func.func @f(%x: tensor<4x8x20x36xf32>, %k: tensor<24x8x3x3xf32>, %b: tensor<1x24x1x1xf32>, %r: tensor<4x24x20x36xf32>) -> tensor<4x24x20x36xf32> {
+  %y = dlvm.convolve %x, %k padding [1, 1, 1, 1] : tensor<4x8x20x36xf32>, tensor<24x8x3x3xf32>
+  %e = dlvm.tanh %r : tensor<4x24x20x36xf32>
+  %t = dlvm.mul %e, %y : tensor<4x24x20x36xf32>, tensor<4x24x20x36xf32>
+  %z = dlvm.add %y, %t : tensor<4x24x20x36xf32>, tensor<4x24x20x36xf32>
+  return %z : tensor<4x24x20x36xf32>
+}""", lambda y, b, r: y + np.tanh(r) * y, ["linalg.fill"]),
+    # the convolution's result is used twice: left alone
+    "result used twice": ("""func.func @f(%x: tensor<4x8x20x36xf32>, %k: tensor<24x8x3x3xf32>, %b: tensor<1x24x1x1xf32>, %r: tensor<4x24x20x36xf32>) -> tensor<4x24x20x36xf32> {
+  %y = dlvm.convolve %x, %k padding [1, 1, 1, 1] : tensor<4x8x20x36xf32>, tensor<24x8x3x3xf32>
+  %z = dlvm.add %y, %b : tensor<4x24x20x36xf32>, tensor<1x24x1x1xf32>
+  %w = dlvm.mul %z, %y : tensor<4x24x20x36xf32>, tensor<4x24x20x36xf32>
+  return %w : tensor<4x24x20x36xf32>
+}""", lambda y, b, r: (y + b) * y, ["linalg.fill"]),
+    # stride 2: the first of the two phase convolutions starts from the bias
+    "strided": ("""func.func @f(%x: tensor<4x8x20x36xf32>, %k: tensor<24x8x3x3xf32>, %b: tensor<1x24x1x1xf32>, %r: tensor<4x24x10x18xf32>) -> tensor<4x24x10x18xf32> {
+  %y = dlvm.convolve %x, %k strides [2, 2] padding [1, 1, 1, 1] : tensor<4x8x20x36xf32>, tensor<24x8x3x3xf32>
+  %z = dlvm.add %y, %b : tensor<4x24x10x18xf32>, tensor<1x24x1x1xf32>
+  return %z : tensor<4x24x10x18xf32>
+}""", lambda y, b, r: y + b, ["linalg.generic", "linalg.generic"]),
+}
+
+
+@pytest.mark.parametrize("case", list(_EPILOGUE_CASES))
+def test_epilogues_accumulate_into_the_init(case: str) -> None:
+    """backend/epilogues.py: what an elementwise add adds to a direct convolution's result
+    (a bias, a shortcut) becomes the convolution's init, computed in its tiles (the
+    schedule fuses it like a zero fill), and the add is gone; where the sum reads a value
+    computed after the convolution, or the result has another use, the add stays. Results
+    agree with numpy in float64."""
+    from dlvm_mlir.backend import CpuOptions
+
+    src, combine, inits = _EPILOGUE_CASES[case]
+    assert _accumulator_inits(src) == inits
+    exe = compile_cpu(str(lower(src, until="linalg")), options=CpuOptions(threads=2), use_cache=False)
+    if inits[0] == "linalg.generic":
+        records = [r for r in exe.lowering.schedules if r.plan.kind == "direct-convolution"]
+        assert records[0].plan.fuse_init and all(r.applied for r in records), records
+    strides = (2, 2) if case == "strided" else (1, 1)
+    out = (4, 24, 10, 18) if case == "strided" else (4, 24, 20, 36)
+    x = RNG.standard_normal((4, 8, 20, 36)).astype(np.float32)
+    kern = RNG.standard_normal((24, 8, 3, 3)).astype(np.float32)
+    b = RNG.standard_normal((1, 24, 1, 1)).astype(np.float32)
+    r = RNG.standard_normal(out).astype(np.float32)
+    y = _numpy_conv(x, kern, strides, (1, 1), (1, 1, 1, 1), relu=False)
+    want = combine(y, b.astype(np.float64), r.astype(np.float64))
+    np.testing.assert_allclose(exe.entry("f")(x, kern, b, r), want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+
+
+def test_a_dense_layers_bias_accumulates_into_the_matmul() -> None:
+    """backend/epilogues.py on a matmul: ``x @ w + b`` accumulates onto the broadcast bias
+    (both above and below the thread split); agrees with numpy in float64."""
+    from dlvm_mlir.backend import CpuOptions
+
+    for m, k, n in ((7, 13, 5), (256, 200, 130)):
+        src = f"""func.func @f(%x: tensor<{m}x{k}xf32>, %w: tensor<{k}x{n}xf32>, %b: tensor<1x{n}xf32>) -> tensor<{m}x{n}xf32> {{
+  %y = dlvm.dot %x, %w : tensor<{m}x{k}xf32>, tensor<{k}x{n}xf32>
+  %z = dlvm.add %y, %b : tensor<{m}x{n}xf32>, tensor<1x{n}xf32>
+  return %z : tensor<{m}x{n}xf32>
+}}"""
+        assert "linalg.generic" in _accumulator_inits(src)
+        exe = compile_cpu(str(lower(src, until="linalg")), options=CpuOptions(threads=2), use_cache=False)
+        x, w, b = (RNG.standard_normal(s).astype(np.float32) for s in ((m, k), (k, n), (1, n)))
+        want = x.astype(np.float64) @ w.astype(np.float64) + b
+        np.testing.assert_allclose(exe.entry("f")(x, w, b), want, rtol=1e-4, atol=1e-4 * np.abs(want).max())

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.dialects import linalg
 
-__all__ = ["SCHEDULE_HINT_ATTR", "ContractionLoops", "ConvolutionLoops", "LoopNest", "analyze_linalg_op",
+__all__ = ["SCHEDULE_HINT_ATTR", "ContractionLoops", "ConvolutionLoops", "LoopNest", "analyze_linalg_op", "elementwise",
            "ops_where", "tileable_maps"]
 
 #: the schedule a rewrite made an op for (a string: ``direct-convolution`` from
@@ -295,6 +295,15 @@ def _view_root(value: ir.Value) -> ir.Operation | None:
         if owner.name not in _SHAPE_VIEWS:
             return owner
         value = owner.operands[0]
+
+
+def elementwise(op: ir.Operation) -> bool:
+    """A ``linalg.generic`` of parallel loops only with one result, written with the identity map."""
+    if op.name != "linalg.generic" or len(op.results) != 1:
+        return False
+    iterators = [str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"])]
+    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    return all("parallel" in i for i in iterators) and maps[-1] == ir.AffineMap.get_identity(len(iterators))
 
 
 def analyze_linalg_op(op: ir.Operation) -> LoopNest | None:

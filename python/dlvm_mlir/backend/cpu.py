@@ -98,6 +98,7 @@ from .pooling import tiled_poolings
 from .phases import strided_slices_as_phases
 from .scheduled_copies import scheduled_copies
 from .collapse_dims import collapse_contraction_reductions
+from .epilogues import epilogues_into_inits
 from .packing import pack_contractions
 from .reduction_split import split_reductions
 from .runtime import (
@@ -344,7 +345,8 @@ def pack_steps(options: CpuOptions) -> list[Step]:
     (:mod:`dlvm_mlir.backend.conv_direct`), kernel gradients as lane-wise partial sums
     (:mod:`dlvm_mlir.backend.conv_kernel_grad`), the remaining large ones as im2col + contraction
     (:mod:`dlvm_mlir.backend.conv_im2col`) and depthwise ones as one multiply-add per
-    tap or output position (:mod:`dlvm_mlir.backend.conv_grouped`), pooling windows that tile
+    tap or output position (:mod:`dlvm_mlir.backend.conv_grouped`), biases and shortcuts added to
+    a convolution's or matmul's result as its init (:mod:`dlvm_mlir.backend.epilogues`), pooling windows that tile
     their input as reductions of a reshaped input (:mod:`dlvm_mlir.backend.pooling`), pads of
     arguments and copying slice insertions as scheduled fills and copies
     (:mod:`dlvm_mlir.backend.scheduled_copies`) after strided slices became views of one
@@ -363,6 +365,7 @@ def pack_steps(options: CpuOptions) -> list[Step]:
             changed |= bool(kernel_gradient_convolutions(module, options.target))
         changed |= bool(options.im2col and im2col_convolutions(module))
         changed |= bool(grouped_convolutions(module))
+        changed |= bool(epilogues_into_inits(module))
         changed |= bool(tiled_poolings(module))
         changed |= bool(strided_slices_as_phases(module))
         changed |= bool(scheduled_copies(module))

@@ -60,7 +60,7 @@ from mlir.dialects.transform import loop as loop_ext
 from mlir.dialects.transform import tensor as tensor_ext
 from mlir.dialects.transform import vector as vector_ext
 
-from .analysis import LoopNest, analyze_linalg_op, ops_where
+from .analysis import LoopNest, analyze_linalg_op, elementwise, ops_where
 from .kernels import Kernel, inline_kernels, outline_kernels
 from .options import ScheduleOptions
 from .target import CpuTarget
@@ -849,16 +849,20 @@ ACCUMULATING_PLANS = ("contraction", "direct-convolution", "kernel-gradient")
 INIT_FUSING_PLANS = ("contraction", "direct-convolution")
 
 
-def _fill_init(
+def fusible_init(
     op: ir.Operation, nest: LoopNest, target: CpuTarget, options: ScheduleOptions
 ) -> ir.Operation | None:
-    """The ``linalg.fill`` producing the init of ``op`` (a contraction or convolution), if it may be fused."""
+    """The op producing the init of ``op`` (a contraction or convolution), if it may be fused:
+    a ``linalg.fill``, or an elementwise generic (:mod:`.epilogues`: a bias, a shortcut)."""
     if not (options.fuse_init and options.vectorize and nest.vectorizable):
         return None
     if len(op.results) != 1 or 0 in nest.ranges or plan_for(nest, target, options).kind not in ACCUMULATING_PLANS:
         return None
-    fill = _owner(op.operands[len(op.operands) - 1])
-    return fill if fill is not None and fill.name == "linalg.fill" else None
+    init = _owner(op.operands[len(op.operands) - 1])
+    if init is None or not (init.name == "linalg.fill" or elementwise(init)):
+        return None
+    init_nest = analyze_linalg_op(init)
+    return init if init_nest is not None and init_nest.vectorizable else None
 
 
 def _claim_fill_inits(module: ir.Module, target: CpuTarget, options: ScheduleOptions) -> None:
@@ -873,7 +877,7 @@ def _claim_fill_inits(module: ir.Module, target: CpuTarget, options: ScheduleOpt
     originals: list[ir.Operation] = []
     for op in _collect_linalg_ops(module):
         nest = analyze_linalg_op(op)
-        fill = _fill_init(op, nest, target, options) if nest is not None else None
+        fill = fusible_init(op, nest, target, options) if nest is not None else None
         if fill is None:
             continue
         index = len(op.operands) - 1
@@ -918,7 +922,7 @@ def apply_op_schedules(
             schedule_id = len(groups)
             op.attributes[SCHEDULE_ID_ATTR] = ir.IntegerAttr.get(i64, schedule_id)
             group = [op]
-            fill = _fill_init(op, nest, target, options)
+            fill = fusible_init(op, nest, target, options)
             if fill is not None and SCHEDULE_INIT_ATTR in fill.attributes:
                 fill.attributes[SCHEDULE_INIT_ATTR] = ir.IntegerAttr.get(i64, schedule_id)
                 fused_inits.add(schedule_id)
