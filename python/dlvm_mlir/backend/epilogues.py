@@ -31,11 +31,10 @@ same with and without, within its noise.
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import linalg
 
 from .analysis import SCHEDULE_HINT_ATTR, elementwise
 from .conv_im2col import build_generic
-from .linalg_rewrite import defining_op, ops_where
+from .linalg_rewrite import defining_op, ops_where, zero_constant
 
 __all__ = ["epilogues_into_inits"]
 
@@ -58,30 +57,19 @@ def _accumulates(op: ir.Operation | None) -> bool:
             and ir.StringAttr(op.attributes[SCHEDULE_HINT_ATTR]).value in ACCUMULATORS)
 
 
-def _zero_fill(op: ir.Operation) -> ir.Operation | None:
-    """The zero ``linalg.fill`` that ``op``'s chain of accumulating inits starts from (one use each)."""
+def _chain(producer: ir.Operation) -> tuple[ir.Operation, ir.Operation] | None:
+    """``(first, fill)``: the first accumulating op of ``producer``'s chain of inits (one use
+    each) and the zero ``linalg.fill`` it starts from (possibly shared: CSE merges fills)."""
+    op = producer.operation
     while True:
         init = defining_op(op.operands[len(op.operands) - 1])
         if init is None:
             return None
-        if init.name == "linalg.fill":  # possibly shared (CSE merges equal fills)
-            value = defining_op(init.operands[0])
-            if value is None or value.name != "arith.constant":
-                return None
-            zero = value.attributes["value"]
-            return init if isinstance(zero, ir.FloatAttr) and ir.FloatAttr(zero).value == 0.0 else None
+        if init.name == "linalg.fill":
+            return (op, init) if zero_constant(init.operands[0]) else None
         if not _accumulates(init):
             return None
-        op = init
-
-
-def _chain_start(producer: ir.Operation) -> ir.Operation:
-    """The first accumulating op of ``producer``'s chain (the one whose init is the fill)."""
-    while True:
-        init = defining_op(producer.operands[len(producer.operands) - 1])
-        if init.name == "linalg.fill":
-            return producer.operation
-        producer = init
+        op = init.operation
 
 
 def _sum_term(block: ir.Block, argument: ir.Value) -> ir.Operation | None:
@@ -104,9 +92,9 @@ def _sum_term(block: ir.Block, argument: ir.Value) -> ir.Operation | None:
         node = uses[0].owner.operation
 
 
-def _epilogue(op: ir.Operation) -> tuple[int, ir.Operation, ir.Operation, ir.Operation] | None:
-    """``(input index of c, the add of c, the accumulating op, its zero fill)`` if ``op`` adds
-    the result of an accumulating op to other terms."""
+def _epilogue(op: ir.Operation) -> tuple[int, ir.Operation, ir.Operation, tuple] | None:
+    """``(input index of c, the add of c, the accumulating op, its chain)`` if ``op`` adds the
+    result of an accumulating op to other terms."""
     if not elementwise(op):
         return None
     block = op.regions[0].blocks[0]
@@ -124,17 +112,15 @@ def _epilogue(op: ir.Operation) -> tuple[int, ir.Operation, ir.Operation, ir.Ope
         producer = defining_op(c)
         if term is None or not _accumulates(producer):
             continue
-        fill = _zero_fill(producer)
-        if fill is None:
-            continue
-        first = _chain_start(producer)
-        if all(_defined_before(op.operands[k], first) for k in range(inputs) if k != index):
-            return index, term, producer, fill
+        chain = _chain(producer)
+        if chain is not None and all(_defined_before(op.operands[k], chain[0]) for k in range(inputs) if k != index):
+            return index, term, producer, chain
     return None
 
 
-def _rewrite(op: ir.Operation, index: int, term: ir.Operation, producer: ir.Operation, fill: ir.Operation) -> None:
-    """``fill`` becomes the generic computing the other terms of ``op``'s sum (its body
+def _rewrite(op: ir.Operation, index: int, term: ir.Operation, producer: ir.Operation,
+             chain: tuple[ir.Operation, ir.Operation]) -> None:
+    """The chain's ``fill`` becomes the generic computing the other terms of ``op``'s sum (its body
     without ``term``, the add of ``c``); ``op``'s result is ``producer``'s."""
     block = op.regions[0].blocks[0]
     inputs = len(op.operands) - 1
@@ -162,7 +148,7 @@ def _rewrite(op: ir.Operation, index: int, term: ir.Operation, producer: ir.Oper
     # the init is computed right before the chain's first accumulating op, in place of the
     # fill there (another user of a shared fill keeps it); :func:`_defined_before` made sure
     # that the operands are defined by then
-    first = _chain_start(producer)
+    first, fill = chain
     with ir.InsertionPoint(first), op.location:
         init = build_generic([op.operands[k] for k in others], fill.operands[1], ir.ArrayAttr.get(
             [maps[k] for k in others] + [maps[-1]]), iterators, body)
@@ -194,6 +180,6 @@ def epilogues_into_inits(module: ir.Module) -> int:
     with module.context:
         found = [(op, e) for op in ops_where(module, lambda o: o.name == "linalg.generic")
                  if (e := _epilogue(op)) is not None]
-        for op, (index, total, producer, fill) in found:
-            _rewrite(op, index, total, producer, fill)
+        for op, (index, term, producer, chain) in found:
+            _rewrite(op, index, term, producer, chain)
     return len(found)

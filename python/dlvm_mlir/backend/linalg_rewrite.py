@@ -10,7 +10,7 @@ from .analysis import ops_where  # noqa: F401  (re-exported: the rewrites' walk)
 from .schedule import run_transform_script
 
 __all__ = ["affine_maps", "defining_op", "dense_ints", "generalize_tagged", "iterator_types", "map_dims", "ops_where",
-           "reassociation", "result_linalg_ops"]
+           "reassociation", "result_linalg_ops", "zero_constant"]
 
 
 def defining_op(value: ir.Value) -> ir.Operation | None:
@@ -19,6 +19,16 @@ def defining_op(value: ir.Value) -> ir.Operation | None:
     if isinstance(owner, ir.Block):
         return None
     return owner.operation if hasattr(owner, "operation") else owner
+
+
+def zero_constant(value: ir.Value) -> bool:
+    """Is ``value`` an ``arith.constant`` zero (float or integer)?"""
+    op = defining_op(value)
+    if op is None or op.name != "arith.constant":
+        return False
+    attr = op.attributes["value"]
+    return ((isinstance(attr, ir.FloatAttr) and ir.FloatAttr(attr).value == 0.0)
+            or (isinstance(attr, ir.IntegerAttr) and ir.IntegerAttr(attr).value == 0))
 
 
 def dense_ints(attr: ir.Attribute) -> list[int]:

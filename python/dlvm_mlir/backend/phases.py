@@ -25,7 +25,7 @@ from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
 from .conv_im2col import build_generic
-from .linalg_rewrite import affine_maps, defining_op, ops_where, reassociation
+from .linalg_rewrite import affine_maps, defining_op, ops_where, reassociation, zero_constant
 
 __all__ = ["column_phases", "phase_slice", "phase_split", "strided_slices_as_phases", "zero_padded"]
 
@@ -80,13 +80,7 @@ def _zero_padding(value: ir.Value) -> tuple[ir.Value, list[int], list[int]] | No
     op = defining_op(value)
     if op is None or op.name != "tensor.pad" or len(op.operands) != 1:
         return None
-    yielded = list(op.regions[0].blocks[0].operations)[0].operands[0]
-    constant = defining_op(yielded)
-    if constant is None or constant.name != "arith.constant":
-        return None
-    zero = constant.attributes["value"]
-    if not ((isinstance(zero, ir.FloatAttr) and ir.FloatAttr(zero).value == 0.0)
-            or (isinstance(zero, ir.IntegerAttr) and ir.IntegerAttr(zero).value == 0)):
+    if not zero_constant(list(op.regions[0].blocks[0].operations)[0].operands[0]):
         return None
     return (op.operands[0], list(ir.DenseI64ArrayAttr(op.attributes["static_low"])),
             list(ir.DenseI64ArrayAttr(op.attributes["static_high"])))
