@@ -12,8 +12,9 @@ every dlvm op (the groups of ``test/python/test_gpu.py``) with inputs in each
 function's domain and the CPU back end's outputs as the reference
 (differential testing), matmuls on both sides of the kernels' tile sizes
 (f32 SIMT, f16 tensor cores, tf32), the MLP gradient of ``examples/mlp.mlir``,
-and the 784-512-512-10 MLP training step of ``benchmarks/mlp_step.py`` at
-batch 128 and 1024. It writes ``DIR/cases.json``, the artifacts, the inputs and
+the 784-512-512-10 MLP training step of ``benchmarks/mlp_step.py`` at
+batch 128 and 1024, and the CNN training step of ``benchmarks/cnn_step.py``
+at batch 32 and 128 (the CPU back end's step as the reference). It writes ``DIR/cases.json``, the artifacts, the inputs and
 references (``.npz``), and the run-time libraries the artifacts need.
 
 ``run`` needs only numpy and ctypes (torch for the peer timings): it loads
@@ -21,7 +22,7 @@ each artifact, calls its entry points through the packed C interface
 (``_mlir__mlir_ciface_dlvm_<f>``, memref descriptors: the calling convention
 of :mod:`dlvm_mlir.backend.runtime`, re-stated here because the package
 cannot be imported without MLIR), compares with the references, and times
-the MLP step and large matmuls against PyTorch CUDA, both as wall time per
+the MLP and CNN steps and large matmuls against PyTorch CUDA, both as wall time per
 call (dlvm's calls copy arguments in and results out) and as GPU kernel time
 (read by CUPTI through torch.profiler, which sees our kernels as well).
 """
@@ -191,6 +192,21 @@ def build(directory: Path) -> None:
                       "batch": batch, "sizes": list(mlp_step.SIZES), "lr": mlp_step.LR, "tolerance": 1e-4,
                       "data": save(name, {f"in{i}": a for i, a in enumerate([x, y, *params])})})
 
+    # the CNN training step of benchmarks/cnn_step.py (issue 15's network), against the CPU back end
+    import cnn_step
+
+    for batch in (32, 128):
+        x, labels, params = cnn_step.problem(batch)
+        step = cnn_step.dlvm_step()
+        args = [x, labels, *params]
+        want = _as_tuple(step(*args))  # the CPU back end
+        data = {f"in{i}": a for i, a in enumerate(args)} | {f"out{i}": np.asarray(w) for i, w in enumerate(want)}
+        name = f"cnn_step_b{batch}"
+        # f32 convolutions summed in another order over up to 576 terms per output
+        cases.append({"name": name, "artifact": cuda(name, step.ir(*args, stage="ad")), "entry": step.name,
+                      "kind": "cnn_step", "batch": batch, "lr": cnn_step.LR, "tolerance": 1e-3,
+                      "data": save(name, data)})
+
     for library in (runtime_library(), cuda_runtime_library()):
         shutil.copy2(library, directory / "lib" / library.name)
     # libmlir_cuda_runtime.so names libLLVM.so (136 MB) as needed but uses none of its
@@ -314,6 +330,30 @@ def _torch_mlp_step(torch: Any, batch_args: list[Any], lr: float) -> Any:
     grads = torch.autograd.grad(loss, params)
     with torch.no_grad():
         return [p - lr * g for p, g in zip(params, grads)] + [loss.detach()]
+
+
+def _torch_cnn_step(torch: Any, lr: float) -> Any:
+    """The step of benchmarks/cnn_step.py in PyTorch: ``step(x, labels, *params)`` -> new
+    parameters and the loss (on the tensors' device)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import cnn_step
+
+    f = torch.nn.functional
+
+    class Ops:
+        relu = staticmethod(torch.relu)
+        conv = staticmethod(lambda x, k: f.conv2d(x, k, padding=1))
+        pool = staticmethod(lambda h: f.max_pool2d(h, 2))
+        mean_hw = staticmethod(lambda h: h.mean(dim=(2, 3)))
+
+    def step(x: Any, labels: Any, *params: Any) -> list[Any]:
+        params = [p.clone().requires_grad_(True) for p in params]
+        value = f.cross_entropy(cnn_step.forward(Ops, x, *params), labels.long())
+        grads = torch.autograd.grad(value, params)
+        with torch.no_grad():
+            return [p - lr * g for p, g in zip(params, grads)] + [value.detach()]
+
+    return step
 
 
 def _median_ms(fn: Any, repeats: int, sync: Any = None) -> float:
@@ -473,6 +513,21 @@ def _run_case(artifact: Artifact, case: dict, directory: Path, timings: list) ->
                     lambda: _torch_mlp_step(torch, dev, case["lr"]),
                     lambda: [r.cpu() for r in _torch_mlp_step(torch, [torch.from_numpy(a).cuda() for a in args],
                                                               case["lr"])])
+        timings.append(t)
+        return error, f"dlvm {t['dlvm_wall']:.3f} ms/step, torch {t['torch_wall']:.3f} (+copies {t['torch_copy_wall']:.3f})"
+    if kind == "cnn_step":
+        data = np.load(directory / case["data"])
+        args = [data[f"in{i}"] for i in range(len([k for k in data.files if k.startswith("in")]))]
+        want = [data[f"out{i}"] for i in range(len([k for k in data.files if k.startswith("out")]))]
+        got = artifact(entry, *args)
+        error = max(_error(g, w, case["tolerance"]) for g, w in zip(got, want))
+        torch = _torch()
+        if torch is None:
+            return error, "no CUDA for torch: not timed"
+        step = _torch_cnn_step(torch, case["lr"])
+        dev = [torch.from_numpy(a).cuda() for a in args]
+        t = _timing(torch, case["name"], lambda: artifact(entry, *args, poison=False), lambda: step(*dev),
+                    lambda: [r.cpu() for r in step(*[torch.from_numpy(a).cuda() for a in args])])
         timings.append(t)
         return error, f"dlvm {t['dlvm_wall']:.3f} ms/step, torch {t['torch_wall']:.3f} (+copies {t['torch_copy_wall']:.3f})"
     raise ValueError(f"unknown case kind {kind}")
