@@ -11,7 +11,12 @@ depthwise 3x3 (groups = channels) 128 at 16x16. For each layer and pass:
   ``conv2d_weight``;
 - JAX: ``jax.jit`` of ``lax.conv_general_dilated`` and of its ``jax.vjp``.
 
-The frameworks take turns (benchmarks/turns.py); reported: median ms, GFLOP/s
+The frameworks take turns (benchmarks/turns.py): each turn sleeps 0.1 s, makes
+2 unrecorded calls and records 5 (``--block 5 --settle 2``, warm calls as in a
+training loop; a framework's first call after the pause, or right after another
+framework's, measured up to 2-5x its warm time on these 2-vCPU machines, for
+PyTorch as for dlvm, and turns of 2 after 1 unrecorded call, the default until
+Nov 27, mostly measured that); reported: median ms, GFLOP/s
 (2 x multiply-adds of the forward convolution for every pass), its share of the
 machine's FMA ceiling (``--peak``, GFLOP/s of all threads; measured for this
 machine in ARCHITECTURE.md), and dlvm's time over the best peer's. Every dlvm
@@ -192,8 +197,8 @@ def plot(rows: list[dict[str, Any]], frameworks: list[str], path: Path) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=20)
-    parser.add_argument("--block", type=int, default=2)
-    parser.add_argument("--settle", type=int, default=1)
+    parser.add_argument("--block", type=int, default=5)
+    parser.add_argument("--settle", type=int, default=2)
     parser.add_argument("--pause", type=float, default=0.1)
     parser.add_argument("--layers", nargs="*", default=list(LAYERS), choices=list(LAYERS))
     parser.add_argument("--passes", nargs="*", default=list(PASSES), choices=list(PASSES))
