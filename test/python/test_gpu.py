@@ -357,6 +357,41 @@ def test_reductions_with_few_outputs_are_split() -> None:
     assert "memref.expand_shape" not in text
 
 
+KERNEL_GRADIENT = """
+func.func @seeded(%x: tensor<16x8x20x20xf32>, %k: tensor<12x8x3x3xf32>, %dy: tensor<16x12x20x20xf32>) -> tensor<f32> {
+  %y = dlvm.convolve %x, %k padding [1, 1, 1, 1] : tensor<16x8x20x20xf32>, tensor<12x8x3x3xf32>
+  %p = dlvm.mul %y, %dy : tensor<16x12x20x20xf32>, tensor<16x12x20x20xf32>
+  %s = dlvm.reduce add %p dims [0, 1, 2, 3] : tensor<16x12x20x20xf32>
+  return %s : tensor<f32>
+}
+func.func private @dk(tensor<16x8x20x20xf32>, tensor<12x8x3x3xf32>, tensor<16x12x20x20xf32>) -> tensor<12x8x3x3xf32>
+    attributes {dlvm.gradient = #dlvm.gradient<of @seeded wrt [1]>}
+"""
+
+
+def test_kernel_gradients_split_over_the_images() -> None:
+    """A convolution's kernel gradient (864 outputs, each a sum over 16 images of 20 x 20
+    pixels) becomes a generic whose image loop, the one loop its inputs index by itself
+    alone, is split: 864 x 16 threads in the partial pass (one image each), where it ran
+    on 864 threads. Numerics on a GPU:
+    benchmarks/gpu_check.py (the CNN step, docs/gpu.md)."""
+    from dlvm_mlir.backend.gpu_split_reduction import MAX_PER_THREAD, MIN_CHUNK, choose_split
+
+    _, ops = _map_stage(KERNEL_GRADIENT)
+    ranges = [r.ranges for r in ops if r.op_name == "linalg.generic"]
+    # parts x channels x filters x taps x (chunk of 1 image) x pixels, then the combining pass
+    assert (16, 8, 12, 3, 3, 1, 20, 20) in ranges and (8, 12, 3, 3, 16) in ranges, ranges
+    _, ops = _map_stage(KERNEL_GRADIENT, split_reductions=False)
+    assert [r.ranges for r in ops if r.op_name == "linalg.conv_2d_nchw_fchw"] == [(16, 12, 20, 20, 8, 3, 3),
+                                                                                (8, 12, 3, 3, 16, 20, 20)]
+    # a kernel gradient of 9216 outputs and 32 images of 32 x 32: 8 parts of 4 images
+    nest = _nest((32, 32, 3, 3, 32, 32, 32), ("parallel",) * 4 + ("reduction",) * 3)
+    choice = choose_split(nest, splittable=(0, 1, 2, 3, 4))
+    assert (choice.dim, choice.parts) == (4, 8) and 32 * 32 * 32 // 8 <= MAX_PER_THREAD
+    # were the pixel loops splittable too, each part would take MIN_CHUNK steps of the split loop
+    assert 32 // choose_split(nest).parts >= MIN_CHUNK
+
+
 MATMUL = """
 func.func @mm(%a: tensor<{m}x{k}x{t}>, %b: tensor<{k}x{n}x{t}>) -> tensor<{m}x{n}x{t}> {{
   %r = dlvm.dot %a, %b : tensor<{m}x{k}x{t}>, tensor<{k}x{n}x{t}>

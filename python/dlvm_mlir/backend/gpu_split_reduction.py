@@ -34,7 +34,7 @@ from .analysis import LoopNest
 from .linalg_rewrite import iterator_types
 from .tiling import divisors
 
-__all__ = ["MIN_CHUNK", "TARGET_THREADS", "SplitChoice", "choose_split", "split_reductions"]
+__all__ = ["MAX_PER_THREAD", "MIN_CHUNK", "TARGET_THREADS", "SplitChoice", "choose_split", "split_reductions"]
 
 #: threads the partial pass should have (an H100 has 132 multiprocessors)
 TARGET_THREADS = 1 << 14
@@ -42,6 +42,8 @@ TARGET_THREADS = 1 << 14
 MIN_CHUNK = 8
 #: reductions shorter than this are left alone
 MIN_REDUCTION = 64
+#: most elements a thread of the partial pass should combine (more parts where it would)
+MAX_PER_THREAD = 4096
 
 _FLOAT_IDENTITY = {
     "arith.addf": 0.0, "arith.mulf": 1.0,
@@ -64,22 +66,33 @@ class SplitChoice:
     parts: int
 
 
-def choose_split(nest: LoopNest) -> SplitChoice | None:
-    """The split for an op with this loop nest, or None when its plain plan has enough threads."""
+def choose_split(nest: LoopNest, splittable: tuple[int, ...] | None = None) -> SplitChoice | None:
+    """The split for an op with this loop nest, or None when its plain plan has enough threads.
+
+    The loop split is the longest of the reduction loops ``splittable`` (default: all;
+    :func:`split_reduction` passes those that inputs index by themselves alone).  Its
+    parts are as few as give the first pass :data:`TARGET_THREADS` threads, and more where
+    each thread would still combine over :data:`MAX_PER_THREAD` elements.  Each part
+    takes at least :data:`MIN_CHUNK` steps of the split loop, or, where other reduction
+    loops cannot be split, at least that many elements in all: a convolution's kernel
+    gradient (9216 outputs, each a sum over 32 images of 32 x 32 pixels, only the images
+    splittable) gets 8 parts of 4 images."""
     parallel = 1
     for d in nest.parallel_dims:
         parallel *= nest.ranges[d]
     reduction = 1
     for d in nest.reduction_dims:
         reduction *= nest.ranges[d]
-    if not nest.reduction_dims or parallel >= TARGET_THREADS or reduction < MIN_REDUCTION:
+    allowed = [d for d in nest.reduction_dims if splittable is None or d in splittable]
+    if not allowed or parallel >= TARGET_THREADS or reduction < MIN_REDUCTION:
         return None
-    dim = max(nest.reduction_dims, key=lambda d: nest.ranges[d])
+    dim = max(allowed, key=lambda d: nest.ranges[d])
     extent = nest.ranges[dim]
-    fitting = [p for p in divisors(extent) if p > 1 and extent // p >= MIN_CHUNK]
+    confined = len(allowed) < len(nest.reduction_dims)  # other reduction loops stay whole
+    fitting = [p for p in divisors(extent) if p > 1 and (reduction if confined else extent) // p >= MIN_CHUNK]
     if not fitting:
         return None
-    enough = [p for p in fitting if parallel * p >= TARGET_THREADS]
+    enough = [p for p in fitting if parallel * p >= TARGET_THREADS and reduction // p <= MAX_PER_THREAD]
     return SplitChoice(dim, extent, enough[0] if enough else fitting[-1])
 
 
@@ -141,13 +154,18 @@ def split_reduction(op: ir.Operation, nest: LoopNest) -> bool:
     if len(list(op.attributes["indexing_maps"])) != n_inputs + 1:
         return False
     found = _combiner(op)
-    choice = choose_split(nest)
+    maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
+    rank = nest.rank
+    # loops the inputs index only by themselves (a convolution's pixel loops index its
+    # input as oh + kh: not those)
+    splittable = tuple(d for d in range(rank) if not any(
+        _involves(e, d, rank) and not _is_dim(e, d) for amap in maps[:n_inputs] for e in amap.results))
+    choice = choose_split(nest, splittable)
     if found is None or choice is None:
         return False
     combine, neutral = found
-    rank, dim, parts = nest.rank, choice.dim, choice.parts
+    dim, parts = choice.dim, choice.parts
     chunk = choice.extent // parts
-    maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
     # new loops: s, then the old ones (old loop d is new loop d + 1); the old loop `dim`
     # (now c, extent `chunk`) and s together index c * parts + s: an input indexed by the
     # old loop alone is expanded there to [chunk, parts] and indexed by (c, s)
