@@ -9,7 +9,9 @@ step at batch 1024 took 0.88 ms on one thread, half of the step's GPU time.
 
 For such an op (a ``linalg.generic`` on memrefs whose body combines the
 accumulator with ``arith.addf``/``mulf``/``maximumf``/... and nothing else), the
-longest reduction loop ``r`` of extent ``E = S * C`` is split interleaved,
+longest reduction loop ``r`` that the inputs index by itself alone (not a
+convolution's pixel loops, read as ``oh + kh``), of extent ``E = S * C``, is split
+interleaved,
 ``r = c * S + s``, as upstream's ``split_reduction`` does on tensors:
 
     partial[s, out...] = identity                       (linalg.fill)
@@ -19,7 +21,9 @@ longest reduction loop ``r`` of extent ``E = S * C`` is split interleaved,
 so ``S`` times more threads work on the first pass, and consecutive threads
 read consecutive rows.  ``S`` is a divisor of ``E`` (no partial chunks) chosen
 so that the first pass has about :data:`TARGET_THREADS` threads while every
-thread still combines at least :data:`MIN_CHUNK` elements.  The order of the
+thread still combines at least :data:`MIN_CHUNK` elements (:func:`choose_split`).
+Named convolutions that qualify (a kernel gradient: few outputs, long sums) are
+generalized first (``gpu.py``).  The order of the
 combination changes, as any parallel reduction changes it.
 """
 
