@@ -1500,23 +1500,25 @@ def test_direct_convolutions(n, c, h, w, f, k, dilation, padding, dtype, direct)
     _check_direct_convolution(n, c, h, w, f, k, (1, 1), dilation, padding, dtype, direct)
 
 
-@pytest.mark.parametrize("n,c,h,w,f,k,strides,padding,direct", [
-    (2, 16, 11, 34, 13, 3, (2, 2), (1, 1, 1, 1), True),    # 4 phases: 2x2, 2x1, 1x2, 1x1 taps
-    (1, 5, 9, 52, 7, 5, (3, 3), (2, 2, 2, 2), True),       # 9 phases of a 5x5 window, rows of 17
-    (2, 6, 10, 33, 4, 3, (2, 1), (0, 1, 1, 0), True),      # strided rows only, uneven padding
-    (2, 3, 8, 64, 8, 1, (2, 2), (0, 0, 0, 0), True),       # a strided 1x1 (ResNet's shortcut): one phase
-    (2, 3, 9, 66, 8, 1, (2, 2), (1, 1, 1, 1), True),       # a padded strided 1x1: phase 0 of the pad
-    (1, 4, 12, 40, 6, 5, (2, 2), (3, 3, 3, 2), True),      # padding past the stride (phases shifted by 1)
-    (2, 8, 16, 32, 30, 3, (2, 2), (1, 1, 1, 1), True),     # ResNet's downsampling 3x3, filter remainder
-    (2, 4, 9, 20, 5, 3, (2, 2), (1, 1, 1, 1), False),      # rows of 10: im2col
+@pytest.mark.parametrize("n,c,h,w,f,k,strides,padding,direct,dtype", [
+    (2, 16, 11, 34, 13, 3, (2, 2), (1, 1, 1, 1), True, "f32"),    # 2 column phases: 3x2 and 3x1 taps
+    (1, 5, 9, 52, 7, 5, (3, 3), (2, 2, 2, 2), True, "f32"),       # 3 column phases of a 5x5 window, rows of 17
+    (2, 6, 10, 33, 4, 3, (2, 1), (0, 1, 1, 0), True, "f32"),      # strided rows only, uneven padding
+    (2, 3, 8, 64, 8, 1, (2, 2), (0, 0, 0, 0), True, "f32"),       # a strided 1x1 (ResNet's shortcut): one phase
+    (2, 3, 9, 66, 8, 1, (2, 2), (1, 1, 1, 1), True, "f32"),       # a padded strided 1x1: phase 0 of the pad
+    (1, 4, 12, 40, 6, 5, (2, 2), (3, 3, 3, 2), True, "f32"),      # padding past the stride (phases shifted by 1)
+    (2, 8, 16, 32, 30, 3, (2, 2), (1, 1, 1, 1), True, "f32"),     # ResNet's downsampling 3x3, filter remainder
+    (2, 8, 17, 40, 12, 3, (2, 2), (1, 1, 1, 1), True, "f64"),     # f64: zeros of the padded phases in f64
+    (1, 4, 12, 50, 6, 5, (3, 2), (2, 1, 2, 3), True, "f16"),      # f16, strides 3 x 2, uneven padding
+    (2, 4, 9, 20, 5, 3, (2, 2), (1, 1, 1, 1), False, "f32"),      # rows of 10: im2col
 ])
-def test_strided_direct_convolutions_by_phases(n, c, h, w, f, k, strides, padding, direct) -> None:
+def test_strided_direct_convolutions_by_phases(n, c, h, w, f, k, strides, padding, direct, dtype) -> None:
     """backend/conv_direct.py: a strided convolution is one direct convolution per column
     phase of its input (every s-th column, all phases copied out of the input at once,
     straight from the unpadded input when it is zero padded, sizes that are no multiple
     of the stride padded) with the filter's taps of that phase, reading rows with the
     stride; agrees with numpy in float64."""
-    _check_direct_convolution(n, c, h, w, f, k, strides, (1, 1), padding, "f32", direct)
+    _check_direct_convolution(n, c, h, w, f, k, strides, (1, 1), padding, dtype, direct)
 
 
 def test_stacked_phases_are_computed_in_place(tmp_path: Path) -> None:
