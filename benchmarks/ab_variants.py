@@ -73,34 +73,31 @@ def conv_builder(layer_name: str, pass_name: str) -> Callable[[int], Callable[[]
     return build
 
 
-def cnn_builder(batch: int) -> Callable[[int], Callable[[], Any]]:
-    import cnn_step
+def step_builder(step_factory: Callable[[], Any], args: tuple) -> Callable[[int], Callable[[], Any]]:
+    """A staged NNKit training step (``step_factory()``), called on ``args``."""
     import dlvm_mlir.compiler
-
-    x, labels, params = cnn_step.problem(batch)
 
     def build(index: int) -> Callable[[], Any]:
         dlvm_mlir.compiler._EXECUTABLES.clear()  # the staged source is the same for every variant
-        step = cnn_step.dlvm_step()
-        step.specialize(x, labels, *params).executable  # noqa: B018 - compiles
-        return lambda: step(x, labels, *params)
+        step = step_factory()
+        step.specialize(*args).executable  # noqa: B018 - compiles
+        return lambda: step(*args)
 
     return build
+
+
+def cnn_builder(batch: int) -> Callable[[int], Callable[[], Any]]:
+    import cnn_step
+
+    x, labels, params = cnn_step.problem(batch)
+    return step_builder(cnn_step.dlvm_step, (x, labels, *params))
 
 
 def mlp_builder(batch: int) -> Callable[[int], Callable[[], Any]]:
     import mlp_step
-    import dlvm_mlir.compiler
 
     x, y, params = mlp_step.make_problem(batch)
-
-    def build(index: int) -> Callable[[], Any]:
-        dlvm_mlir.compiler._EXECUTABLES.clear()  # the staged source is the same for every variant
-        step = mlp_step.dlvm_step()
-        step.specialize(x, y, *params).executable  # noqa: B018 - compiles
-        return lambda: step(x, y, *params)
-
-    return build
+    return step_builder(mlp_step.dlvm_step, (x, y, *params))
 
 
 def main() -> int:

@@ -137,10 +137,8 @@ def jax_runner(x, labels, params) -> tuple[Callable[[], Any], float, Any]:
     return (lambda: jax.block_until_ready(step(*call))), time.perf_counter() - start, out
 
 
-def torch_runner(x, labels, params, compiled: bool) -> tuple[Callable[[], Any], float, Any]:
-    import torch
-
-    torch.set_num_threads(THREADS)
+def torch_ops(torch: Any) -> Any:
+    """The network's operations in PyTorch, for :func:`forward` (any device)."""
     f = torch.nn.functional
 
     class Ops:
@@ -148,6 +146,16 @@ def torch_runner(x, labels, params, compiled: bool) -> tuple[Callable[[], Any], 
         conv = staticmethod(lambda x, k: f.conv2d(x, k, padding=1))
         pool = staticmethod(lambda h: f.max_pool2d(h, 2))
         mean_hw = staticmethod(lambda h: h.mean(dim=(2, 3)))
+
+    return Ops
+
+
+def torch_runner(x, labels, params, compiled: bool) -> tuple[Callable[[], Any], float, Any]:
+    import torch
+
+    torch.set_num_threads(THREADS)
+    f = torch.nn.functional
+    Ops = torch_ops(torch)
 
     tx, tl = torch.from_numpy(x), torch.from_numpy(labels.astype(np.int64))
     tp = [torch.from_numpy(p.copy()).requires_grad_() for p in params]

@@ -339,12 +339,7 @@ def _torch_cnn_step(torch: Any, lr: float) -> Any:
     import cnn_step
 
     f = torch.nn.functional
-
-    class Ops:
-        relu = staticmethod(torch.relu)
-        conv = staticmethod(lambda x, k: f.conv2d(x, k, padding=1))
-        pool = staticmethod(lambda h: f.max_pool2d(h, 2))
-        mean_hw = staticmethod(lambda h: h.mean(dim=(2, 3)))
+    Ops = cnn_step.torch_ops(torch)
 
     def step(x: Any, labels: Any, *params: Any) -> list[Any]:
         params = [p.clone().requires_grad_(True) for p in params]
