@@ -1950,41 +1950,39 @@ def _accumulator_inits(src: str) -> list[str]:
     return inits
 
 
+def _epilogue_source(body: str, out: str = "4x24x20x36", strides: str = "") -> str:
+    """``@f(x, k, b, r)``: ``%y`` is the 3x3 convolution of ``x`` (padding 1), ``body`` the rest."""
+    return f"""func.func @f(%x: tensor<4x8x20x36xf32>, %k: tensor<24x8x3x3xf32>, %b: tensor<1x24x1x1xf32>, %r: tensor<{out}xf32>) -> tensor<{out}xf32> {{
+  %y = dlvm.convolve %x, %k {strides}padding [1, 1, 1, 1] : tensor<4x8x20x36xf32>, tensor<24x8x3x3xf32>
+{body}}}"""
+
+
+_T = "tensor<4x24x20x36xf32>"
 _EPILOGUE_CASES = {
     # a layer's bias: the convolution accumulates onto the broadcast bias
-    "bias": ("""func.func @f(%x: tensor<4x8x20x36xf32>, %k: tensor<24x8x3x3xf32>, %b: tensor<1x24x1x1xf32>, %r: tensor<4x24x20x36xf32>) -> tensor<4x24x20x36xf32> {
-  %y = dlvm.convolve %x, %k padding [1, 1, 1, 1] : tensor<4x8x20x36xf32>, tensor<24x8x3x3xf32>
-  %z = dlvm.add %y, %b : tensor<4x24x20x36xf32>, tensor<1x24x1x1xf32>
-  return %z : tensor<4x24x20x36xf32>
-}""", lambda y, b, r: y + b, ["linalg.generic"]),
+    "bias": (_epilogue_source(f"""  %z = dlvm.add %y, %b : {_T}, tensor<1x24x1x1xf32>
+  return %z : {_T}
+"""), lambda y, b, r: y + b, ["linalg.generic"]),
     # a residual block: bias and shortcut, added in another order
-    "bias and shortcut": ("""func.func @f(%x: tensor<4x8x20x36xf32>, %k: tensor<24x8x3x3xf32>, %b: tensor<1x24x1x1xf32>, %r: tensor<4x24x20x36xf32>) -> tensor<4x24x20x36xf32> {
-  %y = dlvm.convolve %x, %k padding [1, 1, 1, 1] : tensor<4x8x20x36xf32>, tensor<24x8x3x3xf32>
-  %s = dlvm.add %r, %y : tensor<4x24x20x36xf32>, tensor<4x24x20x36xf32>
-  %z = dlvm.add %s, %b : tensor<4x24x20x36xf32>, tensor<1x24x1x1xf32>
-  return %z : tensor<4x24x20x36xf32>
-}""", lambda y, b, r: r + y + b, ["linalg.generic"]),
+    "bias and shortcut": (_epilogue_source(f"""  %s = dlvm.add %r, %y : {_T}, {_T}
+  %z = dlvm.add %s, %b : {_T}, tensor<1x24x1x1xf32>
+  return %z : {_T}
+"""), lambda y, b, r: r + y + b, ["linalg.generic"]),
     # the sum has a term computed after the convolution: left alone
-    "term computed after": ("""func.func @f(%x: tensor<4x8x20x36xf32>, %k: tensor<24x8x3x3xf32>, %b: tensor<1x24x1x1xf32>, %r: tensor<4x24x20x36xf32>) -> tensor<4x24x20x36xf32> {
-  %y = dlvm.convolve %x, %k padding [1, 1, 1, 1] : tensor<4x8x20x36xf32>, tensor<24x8x3x3xf32>
-  %e = dlvm.tanh %r : tensor<4x24x20x36xf32>
-  %t = dlvm.mul %e, %y : tensor<4x24x20x36xf32>, tensor<4x24x20x36xf32>
-  %z = dlvm.add %y, %t : tensor<4x24x20x36xf32>, tensor<4x24x20x36xf32>
-  return %z : tensor<4x24x20x36xf32>
-}""", lambda y, b, r: y + np.tanh(r) * y, ["linalg.fill"]),
+    "term computed after": (_epilogue_source(f"""  %e = dlvm.tanh %r : {_T}
+  %t = dlvm.mul %e, %y : {_T}, {_T}
+  %z = dlvm.add %y, %t : {_T}, {_T}
+  return %z : {_T}
+"""), lambda y, b, r: y + np.tanh(r) * y, ["linalg.fill"]),
     # the convolution's result is used twice: left alone
-    "result used twice": ("""func.func @f(%x: tensor<4x8x20x36xf32>, %k: tensor<24x8x3x3xf32>, %b: tensor<1x24x1x1xf32>, %r: tensor<4x24x20x36xf32>) -> tensor<4x24x20x36xf32> {
-  %y = dlvm.convolve %x, %k padding [1, 1, 1, 1] : tensor<4x8x20x36xf32>, tensor<24x8x3x3xf32>
-  %z = dlvm.add %y, %b : tensor<4x24x20x36xf32>, tensor<1x24x1x1xf32>
-  %w = dlvm.mul %z, %y : tensor<4x24x20x36xf32>, tensor<4x24x20x36xf32>
-  return %w : tensor<4x24x20x36xf32>
-}""", lambda y, b, r: (y + b) * y, ["linalg.fill"]),
+    "result used twice": (_epilogue_source(f"""  %z = dlvm.add %y, %b : {_T}, tensor<1x24x1x1xf32>
+  %w = dlvm.mul %z, %y : {_T}, {_T}
+  return %w : {_T}
+"""), lambda y, b, r: (y + b) * y, ["linalg.fill"]),
     # stride 2: the first of the two phase convolutions starts from the bias
-    "strided": ("""func.func @f(%x: tensor<4x8x20x36xf32>, %k: tensor<24x8x3x3xf32>, %b: tensor<1x24x1x1xf32>, %r: tensor<4x24x10x18xf32>) -> tensor<4x24x10x18xf32> {
-  %y = dlvm.convolve %x, %k strides [2, 2] padding [1, 1, 1, 1] : tensor<4x8x20x36xf32>, tensor<24x8x3x3xf32>
-  %z = dlvm.add %y, %b : tensor<4x24x10x18xf32>, tensor<1x24x1x1xf32>
+    "strided": (_epilogue_source("""  %z = dlvm.add %y, %b : tensor<4x24x10x18xf32>, tensor<1x24x1x1xf32>
   return %z : tensor<4x24x10x18xf32>
-}""", lambda y, b, r: y + b, ["linalg.generic", "linalg.generic"]),
+""", out="4x24x10x18", strides="strides [2, 2] "), lambda y, b, r: y + b, ["linalg.generic", "linalg.generic"]),
 }
 
 
@@ -2030,3 +2028,25 @@ def test_a_dense_layers_bias_accumulates_into_the_matmul() -> None:
         x, w, b = (RNG.standard_normal(s).astype(np.float32) for s in ((m, k), (k, n), (1, n)))
         want = x.astype(np.float64) @ w.astype(np.float64) + b
         np.testing.assert_allclose(exe.entry("f")(x, w, b), want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+
+
+def test_a_small_convolutions_bias_accumulates_into_its_init() -> None:
+    """backend/epilogues.py below the thread split (one image, 3,744 x 36 iterations) with a
+    filter remainder at the register tile (13 filters = 12 + 1): the bias init is fused
+    into every tile, the remainder's too; agrees with numpy in float64."""
+    from dlvm_mlir.backend import CpuOptions
+
+    src = """func.func @f(%x: tensor<1x4x12x20xf32>, %k: tensor<13x4x3x3xf32>, %b: tensor<1x13x1x1xf32>) -> tensor<1x13x12x20xf32> {
+  %y = dlvm.convolve %x, %k padding [1, 1, 1, 1] : tensor<1x4x12x20xf32>, tensor<13x4x3x3xf32>
+  %z = dlvm.add %y, %b : tensor<1x13x12x20xf32>, tensor<1x13x1x1xf32>
+  return %z : tensor<1x13x12x20xf32>
+}"""
+    assert _accumulator_inits(src) == ["linalg.generic"]
+    exe = compile_cpu(str(lower(src, until="linalg")), options=CpuOptions(threads=2), use_cache=False)
+    (record,) = [r for r in exe.lowering.schedules if r.plan.kind == "direct-convolution"]
+    assert record.plan.fuse_init and record.applied and record.plan.thread_tiles is None, record
+    x = RNG.standard_normal((1, 4, 12, 20)).astype(np.float32)
+    kern = RNG.standard_normal((13, 4, 3, 3)).astype(np.float32)
+    b = RNG.standard_normal((1, 13, 1, 1)).astype(np.float32)
+    want = _numpy_conv(x, kern, (1, 1), (1, 1), (1, 1, 1, 1), relu=False) + b
+    np.testing.assert_allclose(exe.entry("f")(x, kern, b), want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
