@@ -39,6 +39,11 @@ Input: linalg on tensors (after ``dlvm-to-linalg``); other ops are left alone.
 2. Named elementwise, broadcast, transpose and copy ops (and, with
    ``reductions``, ``linalg.reduce``) are generalized.  Named contractions,
    fills and convolutions stay named: the back ends schedule them as such.
+   With ``layouts`` (the default), elementwise and reduction results are then
+   stored in the layout that cancels their transposes
+   (:mod:`.layout_assignment`, the ``dlvm-layout-assignment`` pass): an NHWC
+   model's bias, activation and residual adds run in the NCHW of its
+   convolutions.
 3. ``linalg-fuse-elementwise-ops``: every elementwise producer with a single
    use is fused into its consumer: chains of elementwise ops become one
    nest, a matmul's bias + activation epilogue becomes one nest consuming
@@ -68,6 +73,8 @@ from mlir.dialects.transform import interpreter
 
 from dlvm_mlir.passes import Call, Passes, Step, run_passes, run_steps
 
+from .layout_assignment import assign_layouts
+
 __all__ = [
     "FusionOptions",
     "count_kernels",
@@ -77,6 +84,7 @@ __all__ = [
     "function_ops",
     "fuse_kernels",
     "fuse_linalg",
+    "generalize_for_fusion",
     "fusion_steps",
     "kernel_counts_by_function",
     "kernel_kind",
@@ -206,6 +214,9 @@ class FusionOptions:
     reductions: bool = True
     #: copy an elementwise producer with 2..N generic users into each (0: never)
     duplicate_producers: int = 0
+    #: choose the layouts of elementwise and reduction results so that transposes cancel
+    #: (:mod:`.layout_assignment`), between generalization and fusion
+    layouts: bool = True
 
 
 def _generalize_script(names: tuple[str, ...]) -> str:
@@ -228,6 +239,12 @@ def _generalize(module: ir.Module | ir.Operation, names: tuple[str, ...]) -> Non
         script = ir.Module.parse(_generalize_script(names))
         entry = script.body.operations[0]
         interpreter.apply_named_sequence(operation, entry, script)
+
+
+def generalize_for_fusion(module: ir.Module | ir.Operation, reductions: bool = True) -> None:
+    """Step 2's generalization alone: named elementwise, broadcast, transpose and copy ops (and,
+    with ``reductions``, ``linalg.reduce``) become ``linalg.generic`` ops."""
+    _generalize(module, GENERALIZED_OPS + (("linalg.reduce",) if reductions else ()))
 
 
 def _is_elementwise_generic(op: ir.Operation) -> bool:
@@ -316,16 +333,14 @@ def _whole_tensor_selects_to_if(module: ir.Module | ir.Operation) -> None:
 
 def fusion_steps(options: FusionOptions = FusionOptions()) -> list[Step]:
     """Steps 2-4 (generalize, fuse, duplicate shared producers and fuse again), then cse, as steps."""
-    names = GENERALIZED_OPS + (("linalg.reduce",) if options.reductions else ())
-
     def duplicate(module: ir.Module | ir.Operation) -> None:
         if duplicate_shared_producers(module, options.duplicate_producers):
             run_passes(module, "linalg-fuse-elementwise-ops,canonicalize")
 
-    steps: list[Step] = [
-        Call("generalize", lambda module: _generalize(module, names)),
-        Passes("linalg-fuse-elementwise-ops,canonicalize"),
-    ]
+    steps: list[Step] = [Call("generalize", lambda module: generalize_for_fusion(module, options.reductions))]
+    if options.layouts:
+        steps.append(Call("assign-layouts", assign_layouts))
+    steps.append(Passes("linalg-fuse-elementwise-ops,canonicalize"))
     if options.duplicate_producers >= 2:
         steps.append(Call("duplicate-producers", duplicate))
     steps.append(Passes("cse"))

@@ -42,6 +42,8 @@ class KernelFusion(ModulePass):
         Option("reductions", bool, True, "fuse elementwise producers into reductions (generalizes linalg.reduce)"),
         Option("duplicate-producers", int, 0,
                "copy an elementwise producer with 2..N generic consumers into each (0: off)"),
+        Option("layouts", bool, True,
+               "store elementwise/reduction results in the layout that cancels transposes (dlvm-layout-assignment)"),
         Option("report", bool, False, "remark per function: kernel (loop nest) count before and after"),
     )
 
@@ -51,7 +53,8 @@ class KernelFusion(ModulePass):
         return None
 
     def _options(self) -> FusionOptions:
-        return FusionOptions(reductions=self.reductions, duplicate_producers=self.duplicate_producers)
+        return FusionOptions(reductions=self.reductions, duplicate_producers=self.duplicate_producers,
+                             layouts=self.layouts)
 
     def expand(self) -> Sequence[str | ModulePass] | None:
         """The fusion's steps, between a count and the report with ``report``
