@@ -589,12 +589,17 @@ def _transposed(value: ir.Value, perm: list[int]) -> ir.Value:
                          ["parallel"] * t.rank, lambda x, _: x)
 
 
-def _blocks(operation: ir.Operation):
+def _assign_in_regions(operation: ir.Operation, rewritten: list) -> None:
+    """Assign layouts in each block of ``operation``'s regions, then in the blocks nested in
+    the ops that remain (a rewrite erases ops: blocks are visited after, not listed before).
+    The bodies of linalg and tensor ops hold no members."""
     for region in operation.regions:
         for block in region.blocks:
-            yield block
+            _assign_in_block(block, rewritten)
             for op in block.operations:
-                yield from _blocks(op.operation)
+                op = op.operation
+                if op.regions and not op.name.startswith(("linalg.", "tensor.")):
+                    _assign_in_regions(op, rewritten)
 
 
 @dataclass(frozen=True)
@@ -615,22 +620,25 @@ def _function_name(block: ir.Block) -> str:
     return ir.StringAttr(op.operation.attributes["sym_name"]).value if op is not None else "?"
 
 
+def _assign_in_block(block: ir.Block, rewritten: list[GroupLayout]) -> None:
+    state = _Block(block)
+    for group in state.groups():
+        values = state.values_of(group)
+        edges = state.edges(group, values)
+        order = state.layout(values, edges)
+        position = {cls: i for i, cls in enumerate(order)}
+        after = sum(count * _size(value) for value, count in edges
+                    if not _increasing([position[c] for c in values[value]]))
+        before = state.current_cost(group)
+        if after < before:
+            state.rewrite(group, values, edges, order)
+            rewritten.append(GroupLayout(_function_name(block), len(group), before, after))
+
+
 def assign_layouts(module: ir.Module | ir.Operation) -> list[GroupLayout]:
     """Assign layouts in every block of ``module``; the groups rewritten."""
     operation = module.operation
-    rewritten = []
+    rewritten: list[GroupLayout] = []
     with operation.context, ir.Location.unknown():
-        for block in list(_blocks(operation)):
-            state = _Block(block)
-            for group in state.groups():
-                values = state.values_of(group)
-                edges = state.edges(group, values)
-                order = state.layout(values, edges)
-                position = {cls: i for i, cls in enumerate(order)}
-                after = sum(count * _size(value) for value, count in edges
-                            if not _increasing([position[c] for c in values[value]]))
-                before = state.current_cost(group)
-                if after < before:
-                    state.rewrite(group, values, edges, order)
-                    rewritten.append(GroupLayout(_function_name(block), len(group), before, after))
+        _assign_in_regions(operation, rewritten)
     return rewritten
