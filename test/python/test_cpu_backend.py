@@ -26,7 +26,7 @@ from dlvm_mlir.backend.mathapprox import APPROXIMATED_OPS
 import dlvm_mlir
 from dlvm_mlir.compiler import lower
 from dlvm_mlir.backend.analysis import tileable_maps
-from dlvm_mlir.backend.schedule import ScheduleOptions
+from dlvm_mlir.backend.schedule import ScheduleOptions, epilogue_fusible
 from dlvm_mlir.backend.tiling import best_divisor, divisors, pick_thread_dim, thread_chunk
 from mlir import ir
 
@@ -1114,7 +1114,7 @@ def test_fill_init_is_fused_whatever_produces_the_inputs() -> None:
     input that is still a linalg op (here a bool -> f32 conversion, left scalar:
     sub-byte elements); scheduled in a kernel of its own, the matmul has no
     producer to pull in, and its fill init is fused. The option turns fusion off."""
-    from dlvm_mlir.backend.schedule import ScheduleOptions
+    from dlvm_mlir.backend.schedule import ScheduleOptions, epilogue_fusible
 
     src = """
     #id = affine_map<(i, j) -> (i, j)>
@@ -1562,6 +1562,13 @@ def _check_direct_convolution(n, c, h, w, f, k, strides, dilation, padding, dtyp
     kinds = [r.plan.kind for r in exe.lowering.schedules]
     assert ("direct-convolution" in kinds) == direct, kinds
     assert all(r.applied for r in exe.lowering.schedules), exe.lowering.schedules
+    # the relu runs on the accumulators of the last (or only) convolution wherever its plan
+    # can take an epilogue, unless the rows were widened (a slice then reads the result)
+    ow = (w + padding[2] + padding[3] - dilation[1] * (k - 1) - 1) // strides[1] + 1
+    lanes = 64 // {"f64": 8, "f32": 4, "f16": 2}[dtype]
+    if direct and ow >= lanes:
+        last = [r for r in exe.lowering.schedules if r.plan.kind == "direct-convolution"][-1]
+        assert last.plan.epilogue or not epilogue_fusible(last.plan), last
     npdt = {"f64": np.float64, "f32": np.float32, "f16": np.float16}[dtype]
     x = RNG.standard_normal((n, c, h, w)).astype(npdt)
     kern = RNG.standard_normal((f, c, k, k)).astype(npdt)
@@ -2050,3 +2057,66 @@ def test_a_small_convolutions_bias_accumulates_into_its_init() -> None:
     b = RNG.standard_normal((1, 13, 1, 1)).astype(np.float32)
     want = _numpy_conv(x, kern, (1, 1), (1, 1), (1, 1, 1, 1), relu=False) + b
     np.testing.assert_allclose(exe.entry("f")(x, kern, b), want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+
+
+_ACTIVATION_CASES = {
+    # bias and relu on the accumulators, above the thread split; rows of 36 = 32 + 4
+    "bias and relu": ("4x8x20x36", "24x8x3x3", "", """  %z = dlvm.add %y, %b : {Y}, tensor<1x{F}x1x1xf32>
+  %r = dlvm.relu %z : {Y}
+  return %r : {Y}""", lambda y, b: np.maximum(y + b, 0), True),
+    # below the thread split, 13 filters = 12 + 1
+    "small": ("1x4x12x20", "13x4x3x3", "", """  %z = dlvm.add %y, %b : {Y}, tensor<1x{F}x1x1xf32>
+  %r = dlvm.tanh %z : {Y}
+  return %r : {Y}""", lambda y, b: np.tanh(y + b), True),
+    # stride 2: the last of the two phase convolutions takes the relu
+    "strided": ("4x8x20x36", "24x8x3x3", "strides [2, 2] ", """  %z = dlvm.add %y, %b : {Y}, tensor<1x{F}x1x1xf32>
+  %r = dlvm.relu %z : {Y}
+  return %r : {Y}""", lambda y, b: np.maximum(y + b, 0), True),
+    # relu(y) + y: one consumer reading the result once (fusion merges its two reads)
+    "relu and the result": ("4x8x20x36", "24x8x3x3", "", """  %r = dlvm.relu %y : {Y}
+  %s = dlvm.add %r, %y : {Y}, {Y}
+  return %s : {Y}""", lambda y, b: np.maximum(y, 0) + y, True),
+    # the convolution's result is also used by a reduction: the relu is a pass of its own
+    "result used twice": ("4x8x20x36", "24x8x3x3", "", """  %m = dlvm.reduce max %y dims [1] : {Y}
+  %e = dlvm.reshape %m to [{N}, 1, 20, 36] : tensor<{N}x20x36xf32>
+  %s = dlvm.sub %y, %e : {Y}, tensor<{N}x1x20x36xf32>
+  %r = dlvm.relu %s : {Y}
+  return %r : {Y}""", lambda y, b: np.maximum(y - y.max(axis=1, keepdims=True), 0), False),
+    # rows of 56 = 32 + 24: the remainder is tiled again, without the consumer
+    "remainder tiled again": ("2x8x6x56", "13x8x3x3", "", """  %z = dlvm.add %y, %b : {Y}, tensor<1x{F}x1x1xf32>
+  %r = dlvm.relu %z : {Y}
+  return %r : {Y}""", lambda y, b: np.maximum(y + b, 0), False),
+}
+
+
+@pytest.mark.parametrize("case", list(_ACTIVATION_CASES))
+def test_a_convolutions_elementwise_consumer_runs_on_its_accumulators(case: str) -> None:
+    """backend/schedule.py, Plan.epilogue: a direct convolution's single elementwise consumer
+    (a bias and an activation) is the root of the tile loops and the convolution is fused
+    into them, so each tile's accumulators go through the consumer before they are stored;
+    a result with another use, or a plan whose remainder is tiled again, leaves the consumer
+    to a schedule of its own.  Agrees with numpy in float64."""
+    from dlvm_mlir.backend import CpuOptions
+
+    xs, ks, strides, body, combine, fused = _ACTIVATION_CASES[case]
+    n, c, h, w = map(int, xs.split("x"))
+    f = int(ks.split("x")[0])
+    step = 2 if strides else 1
+    y = f"tensor<{n}x{f}x{(h - 1) // step + 1}x{(w - 1) // step + 1}xf32>"
+    src = f"""func.func @f(%x: tensor<{xs}xf32>, %k: tensor<{ks}xf32>, %b: tensor<1x{f}x1x1xf32>) -> {y} {{
+  %y = dlvm.convolve %x, %k {strides}padding [1, 1, 1, 1] : tensor<{xs}xf32>, tensor<{ks}xf32>
+{body.replace("{Y}", y).replace("{F}", str(f)).replace("{N}", str(n))}
+}}"""
+    exe = compile_cpu(str(lower(src, until="linalg")), options=CpuOptions(threads=2), use_cache=False)
+    convs = [r for r in exe.lowering.schedules if r.plan.kind == "direct-convolution"]
+    assert convs and all(r.applied for r in exe.lowering.schedules), exe.lowering.schedules
+    assert convs[-1].plan.epilogue == fused, convs[-1]
+    out = tuple(int(d) for d in y[len("tensor<"):-len("xf32>")].split("x"))
+    consumers = [r for r in exe.lowering.schedules if r.op_name == "linalg.generic" and r.ranges == out]
+    assert len(consumers) == (0 if fused else 1), exe.lowering.schedules  # alone unless fused
+    x = RNG.standard_normal((n, c, h, w)).astype(np.float32)
+    kern = RNG.standard_normal((f, c, 3, 3)).astype(np.float32)
+    b = RNG.standard_normal((1, f, 1, 1)).astype(np.float32)
+    want = combine(_numpy_conv(x, kern, (step, step), (1, 1), (1, 1, 1, 1), relu=False), b.astype(np.float64))
+    np.testing.assert_allclose(exe.entry("f")(x, kern, b), want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+

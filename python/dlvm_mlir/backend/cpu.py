@@ -111,6 +111,7 @@ from .runtime import (
 )
 from .schedule import (
     PRE_BUFFERIZE_CLEANUP,
+    read_splat_writes,
     OpScheduleRecord,
     apply_op_schedules,
     post_bufferize_script,
@@ -397,6 +398,7 @@ def tile_and_vectorize_steps(options: CpuOptions) -> list[Step]:
         Call("split-reductions", lambda module: split_reductions(module, options.schedule)),
         Call("schedules", lambda module: apply_op_schedules(module, options.target, options.schedule)),
         Call("vector-cleanup", lambda module: run_transform_script(module, PRE_BUFFERIZE_CLEANUP)),
+        Call("splat-reads", read_splat_writes),
     ]
 
 

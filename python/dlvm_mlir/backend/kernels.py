@@ -124,7 +124,7 @@ def _outline(group: list[ir.Operation], name: str, before: ir.Operation) -> tupl
     return function.operation, call.operation
 
 
-_IDS = re.compile(r"dlvm\.schedule_(?:id|init) = \d+ : i64")
+_IDS = re.compile(r"dlvm\.schedule_(?:id|init|epilogue) = \d+ : i64")
 
 
 def _signature(function: ir.Operation) -> str:

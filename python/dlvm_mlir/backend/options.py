@@ -102,6 +102,9 @@ class ScheduleOptions:
     generic_tile_vectors: int = 4
     #: fuse a contraction's zero-fill init into its parallel tile loops
     fuse_init: bool = True
+    #: compute a direct convolution's elementwise consumer (a bias and an activation) in
+    #: its tiles, on the accumulators (:data:`.schedule.EPILOGUE_PLANS`)
+    fuse_epilogues: bool = True
     #: a kernel several ops share stays a function, generated once (else each
     #: op gets its own copy of the scheduled code). Halves compile time where a
     #: loop was unrolled, but calls need contiguous operands: LSTM gradient

@@ -82,6 +82,7 @@ __all__ = [
     "apply_op_schedules",
     "run_transform_script",
     "PRE_BUFFERIZE_CLEANUP",
+    "read_splat_writes",
     "post_bufferize_script",
     "mark_transfer_hoisting",
 ]
@@ -89,6 +90,8 @@ __all__ = [
 SCHEDULE_ID_ATTR = "dlvm.schedule_id"
 #: on a contraction's ``linalg.fill`` init that is scheduled with it (same id)
 SCHEDULE_INIT_ATTR = "dlvm.schedule_init"
+#: on a direct convolution's elementwise consumer that is scheduled with it (same id)
+SCHEDULE_EPILOGUE_ATTR = "dlvm.schedule_epilogue"
 
 
 @dataclass(frozen=True)
@@ -141,6 +144,11 @@ class Plan:
     #: before vectorizing (a direct convolution's tile, whose filter loops are
     #: unit loops, becomes a contraction over its input channels)
     fold_unit_dims: bool = False
+    #: the op's elementwise consumer (tagged :data:`SCHEDULE_EPILOGUE_ATTR`; a bias and an
+    #: activation) is the root of the parallel tile loops and the op is fused into them:
+    #: each tile's accumulators go through the consumer before they are stored, and the
+    #: op's result is never written (:func:`fusible_epilogue`)
+    epilogue: bool = False
 
 
 @dataclass
@@ -719,6 +727,48 @@ def _tile_levels(
     return loops
 
 
+def _epilogue_levels(root: ir.Value, func: ir.Value, op: ir.Value, init: ir.Value | None, plan: Plan,
+                     match: dict[str, ir.Attribute]) -> list[_Loop]:
+    """The tile loops of an op with a fused epilogue (:attr:`Plan.epilogue`, one level): the
+    consumer is tiled over the op's parallel loops (threads, then the level's parallel
+    sizes) and the op (and its init) fused into its tiles; then the op's reduction loops are
+    tiled inside.  The consumer's loops are the op's parallel loops, in order."""
+    (level,) = plan.levels
+    parallel = [d for d in range(len(level.sizes)) if d not in plan.reduction_dims]
+    epilogue = _match(root, {SCHEDULE_EPILOGUE_ATTR: match[SCHEDULE_ID_ATTR]})
+    if plan.thread_tiles is not None:
+        threaded = structured.TileUsingForallOp(epilogue, tile_sizes=[plan.thread_tiles[d] for d in parallel])
+        structured.FuseIntoContainingOp(op, threaded.forall_op)
+        if init is not None:
+            structured.FuseIntoContainingOp(init, threaded.forall_op)
+        epilogue = threaded.tiled_op
+    order = level.loop_order()
+    sizes = [level.sizes[d] for d in parallel]
+    interchange = [parallel.index(d) for d in (level.interchange or range(len(level.sizes))) if d in parallel]
+    peeled = dict(zip(order, level.peeled()))
+    loops: list[_Loop] = []
+    if any(sizes):
+        fused = structured.FuseOp(epilogue, tile_sizes=sizes, tile_interchange=interchange)
+        for value, dim in zip(fused.loops, [d for d in order if d in parallel]):
+            loops.append(_Loop(value, dim, peeled[dim], 0, len(level.sizes)))
+    reductions = [level.sizes[d] if d in plan.reduction_dims else 0 for d in range(len(level.sizes))]
+    if any(reductions):
+        tiled = structured.TileUsingForOp(_match(func, match), sizes=reductions,
+                                          interchange=list(level.interchange) if level.interchange else None)
+        for value, dim in zip(tiled.loops, [d for d in order if d in plan.reduction_dims]):
+            loops.append(_Loop(value, dim, peeled[dim], 0, len(level.sizes)))
+    return loops
+
+
+def epilogue_fusible(plan: Plan) -> bool:
+    """Can ``plan`` take an epilogue: one level whose peeled remainders are not tiled again
+    (:func:`_peels` re-tiles the op alone, not its consumer)."""
+    if len(plan.levels) != 1:
+        return False
+    (level,) = plan.levels
+    return all(not level.remainder_size(d) for d, peel in zip(level.loop_order(), level.peeled()) if peel)
+
+
 def _peel(handle: ir.Value) -> ir.Value:
     """Peel loop ``handle``; returns the handle of the remainder loop."""
     for_loop = transform.cast(transform.OperationType.get("scf.for"), handle)
@@ -756,12 +806,15 @@ def plan_body(plan: Plan, schedule_id: int) -> SequenceBody:
         handle = op
         if plan.fold_unit_dims:
             handle = structured.GeneralizeOp(handle).transformed
-        if plan.thread_tiles is not None:
-            threaded = structured.TileUsingForallOp(handle, tile_sizes=list(plan.thread_tiles))
-            if init is not None:
-                structured.FuseIntoContainingOp(init, threaded.forall_op)
-            handle = threaded.tiled_op
-        loops = _tile_levels(handle, plan.levels, plan.reduction_dims if plan.fuse_init else None)
+        if plan.epilogue:
+            loops = _epilogue_levels(root, func, handle, init, plan, match)
+        else:
+            if plan.thread_tiles is not None:
+                threaded = structured.TileUsingForallOp(handle, tile_sizes=list(plan.thread_tiles))
+                if init is not None:
+                    structured.FuseIntoContainingOp(init, threaded.forall_op)
+                handle = threaded.tiled_op
+            loops = _tile_levels(handle, plan.levels, plan.reduction_dims if plan.fuse_init else None)
         _peels(loops, match)
         _canonicalize(func)
         if plan.fold_unit_dims:
@@ -827,7 +880,7 @@ def _collect_linalg_ops(module: ir.Module) -> list[ir.Operation]:
 
 def _strip_schedule_ids(module: ir.Module) -> None:
     def visit(op: ir.Operation) -> ir.WalkResult:
-        for name in (SCHEDULE_ID_ATTR, SCHEDULE_INIT_ATTR):
+        for name in (SCHEDULE_ID_ATTR, SCHEDULE_INIT_ATTR, SCHEDULE_EPILOGUE_ATTR):
             if name in op.attributes:
                 del op.attributes[name]
         return ir.WalkResult.ADVANCE
@@ -863,6 +916,37 @@ def fusible_init(
         return None
     init_nest = analyze_linalg_op(init)
     return init if init_nest is not None and init_nest.vectorizable else None
+
+
+#: plans that may compute their op's elementwise consumer in their tiles (:attr:`Plan.epilogue`)
+EPILOGUE_PLANS = ("direct-convolution",)
+
+
+def fusible_epilogue(
+    op: ir.Operation, nest: LoopNest, target: CpuTarget, options: ScheduleOptions
+) -> ir.Operation | None:
+    """The elementwise consumer of ``op`` (a bias and an activation after a direct convolution)
+    that its tiles may compute: ``op``'s result has that one use, read with the identity map
+    as an input, in the same block; ``op`` writes its parallel loops in order."""
+    if not (options.fuse_epilogues and options.vectorize and nest.vectorizable) or len(op.results) != 1:
+        return None
+    if plan_for(nest, target, options).kind not in EPILOGUE_PLANS:
+        return None
+    uses = list(op.results[0].uses)
+    if len(uses) != 1:
+        return None
+    user = uses[0].owner.operation if hasattr(uses[0].owner, "operation") else uses[0].owner
+    if not elementwise(user) or user.parent != op.parent or uses[0].operand_number >= len(user.operands) - 1:
+        return None
+    rank = len(nest.ranges) - len(nest.reduction_dims)
+    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(user.attributes["indexing_maps"])]
+    own = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])][-1]
+    writes = [e.position if isinstance(e, ir.AffineDimExpr) else -1 for e in own.results]
+    if maps[uses[0].operand_number] != ir.AffineMap.get_identity(rank) or writes != list(range(rank)):
+        return None
+    user_nest = analyze_linalg_op(user)
+    return user if user_nest is not None and user_nest.vectorizable and user_nest.ranges == tuple(
+        nest.ranges[d] for d in range(len(nest.ranges)) if d not in nest.reduction_dims) else None
 
 
 def _claim_fill_inits(module: ir.Module, target: CpuTarget, options: ScheduleOptions) -> None:
@@ -910,12 +994,13 @@ def apply_op_schedules(
     groups: dict[int, list[ir.Operation]] = {}
     nests: dict[int, LoopNest] = {}
     fused_inits: set[int] = set()
+    epilogues: set[int] = set()
     with module.context:
         i64 = ir.IntegerType.get_signless(64)
         _claim_fill_inits(module, target, options)
         for op in _collect_linalg_ops(module):
-            if SCHEDULE_INIT_ATTR in op.attributes:
-                continue  # scheduled with its consumer
+            if SCHEDULE_INIT_ATTR in op.attributes or SCHEDULE_EPILOGUE_ATTR in op.attributes:
+                continue  # scheduled with its consumer, or its producer
             nest = analyze_linalg_op(op)
             if nest is None:
                 continue
@@ -927,6 +1012,11 @@ def apply_op_schedules(
                 fill.attributes[SCHEDULE_INIT_ATTR] = ir.IntegerAttr.get(i64, schedule_id)
                 fused_inits.add(schedule_id)
                 group.insert(0, fill)
+            epilogue = fusible_epilogue(op, nest, target, options)
+            if epilogue is not None:
+                epilogue.attributes[SCHEDULE_EPILOGUE_ATTR] = ir.IntegerAttr.get(i64, schedule_id)
+                epilogues.add(schedule_id)
+                group.append(epilogue)
             groups[schedule_id] = group
             nests[schedule_id] = nest
     kernels = outline_kernels(module, groups)
@@ -934,7 +1024,7 @@ def apply_op_schedules(
     next_id = len(groups)
     for kernel in kernels:
         records = _schedule_kernel(kernel, nests[kernel.schedule_id], kernel.schedule_id in fused_inits,
-                                   next_id, target, options)
+                                   kernel.schedule_id in epilogues, next_id, target, options)
         next_id += len(records)
         records_by_id[kernel.schedule_id] = records
         for duplicate in kernel.duplicates:
@@ -945,27 +1035,38 @@ def apply_op_schedules(
 
 
 def _schedule_kernel(
-    kernel: Kernel, nest: LoopNest, has_init: bool, next_id: int, target: CpuTarget, options: ScheduleOptions
+    kernel: Kernel, nest: LoopNest, has_init: bool, has_epilogue: bool, next_id: int, target: CpuTarget,
+    options: ScheduleOptions,
 ) -> list[OpScheduleRecord]:
-    """Schedule the op of one kernel (and its fill init): its records."""
+    """Schedule the op of one kernel (with its fill init and its epilogue): its records."""
     payload, schedule_id = kernel.function, kernel.schedule_id
     plan = plan_for(nest, target, options)
     if has_init and plan.kind in INIT_FUSING_PLANS:
         plan = replace(plan, fuse_init=True, reduction_dims=nest.reduction_dims)
         if not init_fusible(plan):
             plan = replace(plan, fuse_init=False)
+    if has_epilogue and plan.kind in EPILOGUE_PLANS and epilogue_fusible(plan):
+        plan = replace(plan, epilogue=True, reduction_dims=nest.reduction_dims)
     record = OpScheduleRecord(op_name=nest.op_name, ranges=nest.ranges, plan=plan)
     records = []
+    # an init or an epilogue not fused goes on its own, first: the op's schedule
+    # canonicalizes the whole kernel, which drops their tags
     if has_init and not plan.fuse_init:
-        # the fill goes on its own (a schedule of its own, applied first)
-        records.extend(_schedule_init_alone(payload, schedule_id, next_id, target, options))
+        records.extend(_schedule_alone(payload, SCHEDULE_INIT_ATTR, schedule_id, next_id, target, options))
+    if has_epilogue and not plan.epilogue:
+        records.extend(_schedule_alone(payload, SCHEDULE_EPILOGUE_ATTR, schedule_id, next_id + len(records),
+                                       target, options))
     records.append(record)
     if plan.kind == "scalar":
         return records
-    if not _apply(payload, record, plan, schedule_id) and plan.fuse_init:
-        records.extend(_schedule_init_alone(payload, schedule_id, next_id + len(records) - 1, target, options))
-        if _run_plan(payload, replace(plan, fuse_init=False), schedule_id)[1] is None:
-            record.fallback = "without the fused init"
+    if not _apply(payload, record, plan, schedule_id) and (plan.fuse_init or plan.epilogue):
+        # (an epilogue whose tag the failed script dropped is left to the loop lowering)
+        for fused, attribute in ((plan.fuse_init, SCHEDULE_INIT_ATTR), (plan.epilogue, SCHEDULE_EPILOGUE_ATTR)):
+            if fused:
+                records.extend(_schedule_alone(payload, attribute, schedule_id, next_id + len(records) - 1,
+                                               target, options))
+        if _run_plan(payload, replace(plan, fuse_init=False, epilogue=False), schedule_id)[1] is None:
+            record.fallback = "without the fused init and epilogue"
     if not record.applied and not record.fallback:
         record.fallback = _fallback(payload, schedule_id)
     return records
@@ -1018,16 +1119,18 @@ def _fallback(payload: ir.Operation, schedule_id: int) -> str:
     return "vectorized without tiling" if _run_plan(payload, plan, schedule_id)[1] is None else "scalar loops"
 
 
-def _schedule_init_alone(
-    payload: ir.Operation, consumer_id: int, first_id: int, target: CpuTarget, options: ScheduleOptions
+def _schedule_alone(
+    payload: ir.Operation, attribute: str, owner_id: int, first_id: int, target: CpuTarget,
+    options: ScheduleOptions,
 ) -> list[OpScheduleRecord]:
-    """Schedule the (unfused) init ops of ``consumer_id`` as ops of their own."""
+    """Schedule the (unfused) init ops or epilogue of ``owner_id`` (tagged ``attribute``) as
+    ops of their own."""
     found: list[ir.Operation] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
-        if SCHEDULE_INIT_ATTR in op.attributes:
+        if attribute in op.attributes:
             try:
-                if ir.IntegerAttr(op.attributes[SCHEDULE_INIT_ATTR]).value == consumer_id:
+                if ir.IntegerAttr(op.attributes[attribute]).value == owner_id:
                     found.append(op)
             except ValueError:
                 pass
@@ -1038,7 +1141,7 @@ def _schedule_init_alone(
         payload.walk(visit, ir.WalkOrder.PRE_ORDER)
         i64 = ir.IntegerType.get_signless(64)
         for offset, op in enumerate(found):
-            del op.attributes[SCHEDULE_INIT_ATTR]
+            del op.attributes[attribute]
             nest = analyze_linalg_op(op)
             if nest is None:
                 continue
@@ -1067,6 +1170,52 @@ def _pre_bufferize_cleanup(root: ir.Value) -> None:
     transform.ApplyCommonSubexpressionEliminationOp(funcs)
     loop_ext.HoistLoopInvariantSubsetsOp(_match(root, ops=["scf.for"]))
     _apply_patterns(funcs, transform.ApplyCanonicalizationPatternsOp)
+
+
+def read_splat_writes(module: ir.Module) -> int:
+    """Reads of a tensor that a splat constant was written over whole become the constant;
+    the write goes when nothing else reads it.  The count of reads.
+
+    A fused zero fill becomes a write of zeros over the tile and, once the
+    accumulators are hoisted, a read of it of another rank (unit dims folded),
+    which ``transfer_read`` folding does not forward.  With an epilogue
+    (:attr:`Plan.epilogue`) the consumer alone stores the accumulators: left,
+    the write would land in the consumer's output (the op's init and the
+    consumer's were one empty), and bufferization would copy the output around
+    it.
+    """
+    found: list[tuple[ir.Operation, ir.Attribute]] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name != "vector.transfer_read":
+            return ir.WalkResult.ADVANCE
+        write = _owner(op.operands[0])
+        if write is None or write.name != "vector.transfer_write" or len(write.operands) != 2 + len(
+                ir.RankedTensorType(write.operands[1].type).shape):
+            return ir.WalkResult.ADVANCE  # a masked write
+        constant = _owner(write.operands[0])
+        if constant is None or constant.name != "arith.constant":
+            return ir.WalkResult.ADVANCE
+        value = constant.attributes["value"]
+        whole = ir.VectorType(write.operands[0].type).shape == ir.RankedTensorType(write.operands[1].type).shape
+        if whole and isinstance(value, ir.DenseElementsAttr) and ir.DenseElementsAttr(value).is_splat:
+            found.append((op, ir.DenseElementsAttr(value).get_splat_value()))
+        return ir.WalkResult.ADVANCE
+
+    with module.context:
+        module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+        for read, value in found:
+            vector_type = ir.VectorType(read.results[0].type)
+            with ir.InsertionPoint(read), read.location:
+                splat = ir.DenseElementsAttr.get_splat(vector_type, value)
+                constant = ir.Operation.create("arith.constant", results=[vector_type], attributes={"value": splat})
+            read.results[0].replace_all_uses_with(constant.results[0])
+            write = _owner(read.operands[0])
+            read.erase()
+            if write is not None and not list(write.results[0].uses):
+                write.erase()
+    return len(found)
+
 
 
 PRE_BUFFERIZE_CLEANUP: SequenceBody = _pre_bufferize_cleanup

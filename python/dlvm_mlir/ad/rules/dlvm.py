@@ -89,7 +89,10 @@ elementwise_unary("dlvm.tanh", lambda x, y, g: mul(g, sub(1.0, square(y))))
 elementwise_unary("dlvm.sigmoid", lambda x, y, g: mul(g, mul(y, sub(1.0, y))))
 # At the kinks, JAX's choices: relu'(0) = 0, abs'(0) = 1 (abs' is 1 for x >= 0,
 # -1 otherwise, also for NaN).
-elementwise_unary("dlvm.relu", lambda x, y, g: select(cmp("gt", x, 0.0), g, 0.0))
+# relu' from the result (y > 0 exactly where x > 0, NaN included): the gradient keeps the
+# activation, which the next layer keeps anyway, not the pre-activation, so a convolution's
+# bias and relu can run on its accumulators (backend/schedule.py, Plan.epilogue).
+elementwise_unary("dlvm.relu", lambda x, y, g: select(cmp("gt", y, 0.0), g, 0.0))
 elementwise_unary("dlvm.sqrt", lambda x, y, g: div(g, mul(y, 2.0)))
 elementwise_unary("dlvm.rsqrt", lambda x, y, g: mul(g, mul(mul(y, square(y)), -0.5)))
 elementwise_unary("dlvm.square", lambda x, y, g: mul(g, mul(x, 2.0)))
