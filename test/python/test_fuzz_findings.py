@@ -703,6 +703,56 @@ func.func @s(%x: tensor<4xf64>) -> tensor<f64> {
     assert Interpreter(eight, sum_order="sequential").run("s", z) == 5.0
 
 
+DOT_NEAR_OVERFLOW = """
+func.func @layer(%x: tensor<1x33xf32>, %w: tensor<33x2xf32>) -> tensor<1x2xf32> {
+  %h = dlvm.dot %x, %w : tensor<1x33xf32>, tensor<33x2xf32>
+  return %h : tensor<1x2xf32>
+}
+"""
+
+
+def _dot_near_overflow() -> tuple[np.ndarray, np.ndarray]:
+    """Column 0: a -inf product at k = 30 and a 1e60 product at k = 32 (inf once rounded
+    alone); column 1: ordinary values."""
+    x = np.zeros((1, 33), np.float32)
+    w = np.zeros((33, 2), np.float32)
+    x[0, 30], w[30, 0] = 1.0, -np.inf
+    x[0, 32], w[32, 0] = -1e30, -1e30
+    x[0, :3], w[:3, 1] = (1.0, 2.0, 3.0), (4.0, 5.0, 6.0)
+    return x, w
+
+
+def test_a_float32_dot_sums_in_the_order_asked_for():
+    """Seed 3838: tanh(x @ w) compiled gave NaN where the interpreter gave -1. The products
+    -inf and 1e60 make -inf in one fused multiply-add chain (the 1e60 added exactly to -inf),
+    NaN when 1e60 is rounded alone (inf) and added to -inf: the interpreter's float32 dot
+    now sums in the asked order, each product added exactly."""
+    from dlvm_mlir.interpreter import Interpreter
+
+    x, w = _dot_near_overflow()
+    run = {order: Interpreter(DOT_NEAR_OVERFLOW, sum_order=order).run("layer", x, w)
+           for order in Interpreter.SUM_ORDERS}
+    assert run["sequential"][0, 0] == -np.inf
+    assert np.isnan(run["reversed"][0, 0]) and np.isnan(run["lanes8"][0, 0])
+    for value in run.values():
+        assert value[0, 1] == 32.0
+
+
+def test_the_oracle_takes_each_element_in_some_summing_order():
+    """Seed 3838: compiled code summed 33 products as 32 and 1 (NaN here) while every other
+    element matched one chain: each element is a sum of its own, so the oracle accepts a
+    result whose every element some order reproduces, and still rejects a wrong one."""
+    from dlvm_mlir.fuzz.oracle import _another_order_agrees
+    from dlvm_mlir.interpreter.core import _parse
+
+    x, w = _dot_near_overflow()
+    module = _parse(DOT_NEAR_OVERFLOW)
+    blocked = np.array([[np.nan, 32.0]], np.float32)
+    assert _another_order_agrees(module, "layer", [x, w], blocked, DOT_NEAR_OVERFLOW)
+    for wrong in ([[np.nan, 31.0]], [[1.0, 32.0]]):
+        assert not _another_order_agrees(module, "layer", [x, w], np.array(wrong, np.float32), DOT_NEAR_OVERFLOW)
+
+
 #: seeds 707, 1616, 1919: doubles a vector while its f64 sum is below a limit
 GROW = """
 func.func @grow(%x: tensor<64xf64>, %limit: f64) -> tensor<64xf64> {

@@ -374,11 +374,40 @@ def _select(frame, node, args):
 # --------------------------------------------------------------------------
 
 
+#: the most multiply-adds of a dot that :func:`_ordered_dot` computes (in its sum order)
+ORDERED_DOT_MACS = 1 << 24
+
+
 @op("dlvm.dot")
 def _dot(frame, node, args):
-    if args[0].dtype == np.bool_:
-        return np.matmul(*args)  # i1: AND products, OR sum (the ODS description)
-    return int_semantics(np.matmul)(*args)
+    a, b = args
+    if a.dtype == np.bool_:
+        return np.matmul(a, b)  # i1: AND products, OR sum (the ODS description)
+    order = frame.interp.sum_order
+    if (order != "pairwise" and a.dtype == np.float32 and b.dtype == np.float32
+            and a.size // max(a.shape[-1], 1) * b.size <= ORDERED_DOT_MACS):
+        return _ordered_dot(a, b, order)
+    return int_semantics(np.matmul)(a, b)
+
+
+def _ordered_dot(a: np.ndarray, b: np.ndarray, order: str) -> np.ndarray:
+    """A float32 matmul (``[..., M, K] x [..., K, N]``) summed over k in ``order`` (see the
+    Interpreter's sum_order), each product added exactly and each sum rounded to float32:
+    a fused multiply-add chain. Near overflow the order decides between inf, -inf and NaN
+    (dlvm-fuzz seed 3838: a product of 1e60 and a -inf, NaN in 8 lanes, -inf in one chain)."""
+    count = a.shape[-1]
+    shape = np.broadcast_shapes(a.shape[:-1] + (1,), b.shape[:-2] + (1, b.shape[-1]))
+    lanes = 1 if order in ("sequential", "reversed") else int(order.removeprefix("lanes"))
+    steps = range(count - 1, -1, -1) if order == "reversed" else range(count)
+    partial = [np.zeros(shape, np.float32) for _ in range(lanes)]
+    with np.errstate(over="ignore", invalid="ignore"):
+        for k in steps:  # products of two float32 values are exact in float64
+            term = a[..., :, k, None].astype(np.float64) * b[..., None, k, :].astype(np.float64)
+            partial[k % lanes] = (partial[k % lanes].astype(np.float64) + term).astype(np.float32)
+        while len(partial) > 1:
+            half = len(partial) // 2
+            partial = [partial[i] + partial[i + half] for i in range(half)]
+    return partial[0]
 
 
 @op("dlvm.dot_general")
