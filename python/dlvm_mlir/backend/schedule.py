@@ -936,7 +936,7 @@ def fusible_epilogue(
     if len(uses) != 1:
         return None
     user = uses[0].owner.operation if hasattr(uses[0].owner, "operation") else uses[0].owner
-    if not elementwise(user) or user.parent != op.parent or uses[0].operand_number >= len(user.operands) - 1:
+    if not elementwise(user) or user.block != op.block or uses[0].operand_number >= len(user.operands) - 1:
         return None
     rank = len(nest.ranges) - len(nest.reduction_dims)
     maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(user.attributes["indexing_maps"])]
@@ -1190,9 +1190,12 @@ def read_splat_writes(module: ir.Module) -> int:
         if op.name != "vector.transfer_read":
             return ir.WalkResult.ADVANCE
         write = _owner(op.operands[0])
-        if write is None or write.name != "vector.transfer_write" or len(write.operands) != 2 + len(
-                ir.RankedTensorType(write.operands[1].type).shape):
-            return ir.WalkResult.ADVANCE  # a masked write
+        if write is None or write.name != "vector.transfer_write":
+            return ir.WalkResult.ADVANCE
+        rank = ir.RankedTensorType(write.operands[1].type).rank
+        in_bounds = all(ir.BoolAttr(b).value for b in ir.ArrayAttr(op.attributes["in_bounds"]))
+        if len(write.operands) != 2 + rank or len(op.operands) != 2 + rank or not in_bounds:
+            return ir.WalkResult.ADVANCE  # a masked write or read, or a read past the end
         constant = _owner(write.operands[0])
         if constant is None or constant.name != "arith.constant":
             return ir.WalkResult.ADVANCE
