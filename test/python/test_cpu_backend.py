@@ -2120,3 +2120,28 @@ def test_a_convolutions_elementwise_consumer_runs_on_its_accumulators(case: str)
     want = combine(_numpy_conv(x, kern, (step, step), (1, 1), (1, 1, 1, 1), relu=False), b.astype(np.float64))
     np.testing.assert_allclose(exe.entry("f")(x, kern, b), want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
 
+
+
+def test_two_convolutions_into_one_consumer() -> None:
+    """A sum of two direct convolutions (a tangent's, a residual branch's) read by one
+    elementwise consumer: the first takes it as its epilogue, the second is an operand of
+    that kernel (dlvm-fuzz seed 4040: both took it, the consumer was outlined twice and the
+    inliner crashed). Agrees with numpy in float64."""
+    from dlvm_mlir.backend import CpuOptions
+
+    t = "tensor<2x16x8x32xf32>"
+    src = f"""func.func @f(%x: tensor<2x8x8x32xf32>, %k: tensor<16x8x3x3xf32>, %y: tensor<2x8x8x32xf32>, %q: tensor<16x8x3x3xf32>) -> {t} {{
+  %a = dlvm.convolve %x, %k padding [1, 1, 1, 1] : tensor<2x8x8x32xf32>, tensor<16x8x3x3xf32>
+  %b = dlvm.convolve %y, %q padding [1, 1, 1, 1] : tensor<2x8x8x32xf32>, tensor<16x8x3x3xf32>
+  %s = dlvm.add %a, %b : {t}, {t}
+  %r = dlvm.relu %s : {t}
+  return %r : {t}
+}}"""
+    exe = compile_cpu(str(lower(src, until="linalg")), options=CpuOptions(threads=2), use_cache=False)
+    convs = [r for r in exe.lowering.schedules if r.plan.kind == "direct-convolution"]
+    assert [r.plan.epilogue for r in convs].count(True) == 1 and all(r.applied for r in convs), convs
+    x, y = (RNG.standard_normal((2, 8, 8, 32)).astype(np.float32) for _ in range(2))
+    k, q = (RNG.standard_normal((16, 8, 3, 3)).astype(np.float32) for _ in range(2))
+    pad = (1, 1, 1, 1)
+    want = np.maximum(_numpy_conv(x, k, (1, 1), (1, 1), pad, relu=False) + _numpy_conv(y, q, (1, 1), (1, 1), pad, relu=False), 0)
+    np.testing.assert_allclose(exe.entry("f")(x, k, y, q), want, rtol=1e-4, atol=1e-4 * np.abs(want).max())

@@ -1013,7 +1013,8 @@ def apply_op_schedules(
                 fused_inits.add(schedule_id)
                 group.insert(0, fill)
             epilogue = fusible_epilogue(op, nest, target, options)
-            if epilogue is not None:
+            # one producer per consumer (fuzz seed 4040: a tangent's sum of two convolutions)
+            if epilogue is not None and SCHEDULE_EPILOGUE_ATTR not in epilogue.attributes:
                 epilogue.attributes[SCHEDULE_EPILOGUE_ATTR] = ir.IntegerAttr.get(i64, schedule_id)
                 epilogues.add(schedule_id)
                 group.append(epilogue)
