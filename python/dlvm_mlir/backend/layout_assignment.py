@@ -287,10 +287,17 @@ class _Block:
         loops = [("l", result, d) for d in range(len(_iterators(op)))]
         member = _Member(op, maps, loops)
         iterators = _iterators(op)
-        self.classes.tie([(_key(result, k), loops[d]) for k, d in enumerate(map_dims(maps[-1]))])
+        out = map_dims(maps[-1])
         n_inputs = len(op.operands) - 1
-        reads = list(range(n_inputs)) + ([n_inputs] if _reads_init(op) else [])
-        for index in reads:
+        init = op.operands[n_inputs]
+        if _reads_init(op) and not _free(init):
+            # an init the body reads is stored in the layout too, or the op is no member
+            # (it cannot be rebuilt: its values matter)
+            if not self.classes.tie([(_key(init, k), loops[d]) for k, d in enumerate(out)]):
+                return
+            member.tied[n_inputs] = True
+        self.classes.tie([(_key(result, k), loops[d]) for k, d in enumerate(out)])
+        for index in range(n_inputs):
             value = op.operands[index]
             if not isinstance(value.type, ir.RankedTensorType) or _free(value):
                 continue  # a scalar, or an empty / fill / splat: read as it is, or rebuilt
