@@ -329,3 +329,17 @@ def test_coverage_lists_the_primitives():
                  "custom_jvp_call", "jit", "select_n", "logistic"):
         assert name in names
     assert "erf_inv" not in names
+
+
+def test_relu_is_dlvm_relu_with_jax_derivative_at_zero():
+    """``jax.nn.relu`` (a custom_jvp of ``max(x, 0)``) imports as ``dlvm.relu``: its
+    derivative at 0 is JAX's 0, where ``jnp.maximum(x, 0)``'s is 1/2 (JAX's tie rule,
+    kept for an explicit maximum)."""
+    x = np.array([-1.0, 0.0, 2.0, 0.5], F32)
+    weights = jnp.arange(4.0, dtype=jnp.float32)
+    relu = dj.jit(lambda x: jnp.sum(jax.nn.relu(x) * weights))
+    assert "dlvm.relu" in relu.ir(x) and "dlvm.max" not in relu.ir(x)
+    np.testing.assert_array_equal(jax.grad(relu)(x), [0.0, 0.0, 2.0, 3.0])
+    maximum = dj.jit(lambda x: jnp.sum(jnp.maximum(x, 0.0) * weights))
+    assert "dlvm.max" in maximum.ir(x)
+    np.testing.assert_array_equal(jax.grad(maximum)(x), [0.0, 0.5, 2.0, 3.0])

@@ -22,7 +22,9 @@ _CALLS = {
 @register("calls", *_CALLS)
 def _call(eqn: Any, *args: Tensor) -> list[Tensor]:
     """The callee inlined. custom_jvp/custom_vjp functions are differentiated by DLVM's AD
-    of their primal, not by their custom rule."""
+    of their primal, not by their custom rule, except ``jax.nn.relu`` (a custom_jvp of
+    ``max(x, 0)``): it becomes ``dl.relu``, whose derivative is JAX's rule (0 at 0, where
+    ``max``'s is 1/2) and which the CPU back end computes on a convolution's accumulators."""
     params = eqn.params
     jaxpr = params.get(_CALLS[eqn.primitive.name])
     if jaxpr is None:
@@ -30,7 +32,26 @@ def _call(eqn: Any, *args: Tensor) -> list[Tensor]:
     if jaxpr is None:
         raise Unsupported(f"no inner jaxpr among its parameters ({', '.join(params)})")
     count = len(jaxpr.jaxpr.invars if hasattr(jaxpr, "jaxpr") else jaxpr.invars)
+    if eqn.primitive.name == "custom_jvp_call" and count == 1 and _is_relu(jaxpr):
+        return [dl.relu(args[-1])]
     return inline(jaxpr, list(args[len(args) - count:]))
+
+
+def _is_relu(jaxpr: Any) -> bool:
+    """Is ``jaxpr`` ``max(x, 0)`` of its one argument (through nested jit calls)?"""
+    inner = jaxpr.jaxpr if hasattr(jaxpr, "jaxpr") else jaxpr
+    if len(inner.eqns) != 1 or len(inner.invars) != 1:
+        return False
+    (eqn,) = inner.eqns
+    if eqn.primitive.name in ("jit", "pjit", "closed_call"):
+        callee = eqn.params.get("jaxpr", eqn.params.get("call_jaxpr"))
+        return callee is not None and list(eqn.invars) == list(inner.invars) and _is_relu(callee)
+    if eqn.primitive.name != "max" or list(inner.outvars) != list(eqn.outvars):
+        return False
+    operands = list(eqn.invars)
+    literals = [v for v in operands if hasattr(v, "val")]
+    return (len(literals) == 1 and inner.invars[0] in operands and not getattr(literals[0].aval, "shape", ())
+            and float(literals[0].val) == 0.0)
 
 
 # -- scan ------------------------------------------------------------------------------
