@@ -16,7 +16,7 @@ from mlir import ir
 from mlir.dialects import linalg
 
 __all__ = ["SCHEDULE_HINT_ATTR", "ContractionLoops", "ConvolutionLoops", "LoopNest", "analyze_linalg_op", "elementwise",
-           "ops_where", "tileable_maps"]
+           "indexing_maps", "ops_where", "tileable_maps", "use_owner"]
 
 #: the schedule a rewrite made an op for (a string: ``direct-convolution`` from
 #: :mod:`.conv_direct`, ``kernel-gradient`` from :mod:`.conv_kernel_grad`)
@@ -297,12 +297,22 @@ def _view_root(value: ir.Value) -> ir.Operation | None:
         value = owner.operands[0]
 
 
+def indexing_maps(op: ir.Operation) -> list[ir.AffineMap]:
+    """The ``indexing_maps`` of a ``linalg.generic``, as affine maps."""
+    return [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+
+
+def use_owner(use: ir.OpOperand) -> ir.Operation:
+    """The operation that holds ``use`` (as an ``ir.Operation``, not an op view)."""
+    return use.owner.operation if hasattr(use.owner, "operation") else use.owner
+
+
 def elementwise(op: ir.Operation) -> bool:
     """A ``linalg.generic`` of parallel loops only with one result, written with the identity map."""
     if op.name != "linalg.generic" or len(op.results) != 1:
         return False
     iterators = [str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"])]
-    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    maps = indexing_maps(op)
     return all("parallel" in i for i in iterators) and maps[-1] == ir.AffineMap.get_identity(len(iterators))
 
 

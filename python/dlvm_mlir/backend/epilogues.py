@@ -32,9 +32,9 @@ from __future__ import annotations
 
 from mlir import ir
 
-from .analysis import SCHEDULE_HINT_ATTR, elementwise
+from .analysis import SCHEDULE_HINT_ATTR, elementwise, indexing_maps
 from .conv_im2col import build_generic
-from .linalg_rewrite import defining_op, ops_where, zero_constant
+from .linalg_rewrite import defining_op, ops_where, zero_fill
 
 __all__ = ["epilogues_into_inits"]
 
@@ -66,7 +66,7 @@ def _chain(producer: ir.Operation) -> tuple[ir.Operation, ir.Operation] | None:
         if init is None:
             return None
         if init.name == "linalg.fill":
-            return (op, init) if zero_constant(init.operands[0]) else None
+            return (op, init) if zero_fill(init.results[0]) else None
         if not _accumulates(init):
             return None
         op = init.operation
@@ -99,7 +99,7 @@ def _epilogue(op: ir.Operation) -> tuple[int, ir.Operation, ir.Operation, tuple]
         return None
     block = op.regions[0].blocks[0]
     inputs = len(op.operands) - 1
-    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    maps = indexing_maps(op)
     if list(block.arguments[inputs].uses):  # the add's init is read
         return None
     for index in range(inputs):

@@ -73,6 +73,7 @@ from mlir.dialects.transform import interpreter
 
 from dlvm_mlir.passes import Call, Passes, Step, run_passes, run_steps
 
+from .analysis import use_owner
 from .layout_assignment import assign_layouts
 
 __all__ = [
@@ -277,7 +278,7 @@ def duplicate_shared_producers(module: ir.Module | ir.Operation, max_uses: int =
             uses = list(op.results[0].uses)
             if not 1 < len(uses) <= max_uses:
                 continue
-            users = [use.owner.operation if hasattr(use.owner, "operation") else use.owner for use in uses]
+            users = [use_owner(use) for use in uses]
             if not all(user.name == "linalg.generic" for user in users):
                 continue
             for use, user in list(zip(uses, users))[1:]:

@@ -57,6 +57,7 @@ from dataclasses import dataclass, field
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
+from .analysis import indexing_maps, use_owner
 from .conv_im2col import build_generic
 from .linalg_rewrite import affine_maps, defining_op, iterator_types, map_dims
 
@@ -82,10 +83,6 @@ def _id(op: ir.Operation | None) -> ir.Value | None:
     """An op with one result is named by that result (an ir.Operation's hash changes with its
     attributes, a Value's does not)."""
     return op.results[0] if op is not None and len(op.results) == 1 else None
-
-
-def _user(use: ir.OpOperand) -> ir.Operation:
-    return use.owner.operation if hasattr(use.owner, "operation") else use.owner
 
 
 def _static_tensor(value: ir.Value) -> bool:
@@ -146,10 +143,6 @@ def _tied_dims(amap: ir.AffineMap, iterators: list[str]) -> list[int] | None:
     return _projected_permutation(amap) or _window_dims(amap, iterators)
 
 
-def _maps(op: ir.Operation) -> list[ir.AffineMap]:
-    return [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
-
-
 def _iterators(op: ir.Operation) -> list[str]:
     return ["parallel" if "parallel" in str(a) else "reduction" for a in ir.ArrayAttr(op.attributes["iterator_types"])]
 
@@ -176,7 +169,7 @@ def _generic_candidate(op: ir.Operation) -> bool:
         return False
     if not all(_static_tensor(v) for v in list(op.operands) + list(op.results) if isinstance(v.type, ir.ShapedType)):
         return False
-    maps, iterators = _maps(op), _iterators(op)
+    maps, iterators = indexing_maps(op), _iterators(op)
     out = _projected_permutation(maps[-1])
     parallel = [i for i, kind in enumerate(iterators) if kind == "parallel"]
     if not iterators or out is None or sorted(out) != parallel:
@@ -282,7 +275,7 @@ class _Block:
                 self._add_view(op)
 
     def _add_generic(self, op: ir.Operation) -> None:
-        maps = _maps(op)
+        maps = indexing_maps(op)
         result = op.results[0]
         loops = [("l", result, d) for d in range(len(_iterators(op)))]
         member = _Member(op, maps, loops)
@@ -351,12 +344,12 @@ class _Block:
         return values
 
     def _tied_use(self, use: ir.OpOperand, inside: set) -> bool:
-        name = _id(_user(use))
+        name = _id(use_owner(use))
         return name in inside and self.members[name].tied.get(use.operand_number, False)
 
     def _replaced_use(self, use: ir.OpOperand, inside: set) -> bool:
         """An init that a member does not read (or a view's free destination): replaced."""
-        user = _user(use)
+        user = use_owner(use)
         name = _id(user)
         if name not in inside or self.members[name].tied.get(use.operand_number, False):
             return False
@@ -455,7 +448,7 @@ class _Block:
         position = {cls: i for i, cls in enumerate(order)}
         physical = {v: sorted(range(len(dims)), key=lambda k: position[dims[k]]) for v, dims in values.items()}
         inside = set(group)
-        outside = {value: [(_user(u), u.operand_number) for u in value.uses
+        outside = {value: [(use_owner(u), u.operand_number) for u in value.uses
                             if not self._tied_use(u, inside) and not self._replaced_use(u, inside)]
                    for value, _ in edges}
         members = [self.members[name] for name in group]
@@ -477,7 +470,7 @@ class _Block:
 
     def _convert_in(self, value: ir.Value, perm: list[int], inside: set) -> None:
         """``value``, defined outside the group, transposed into the layout for its member uses."""
-        uses = [(_user(u), u.operand_number) for u in value.uses if self._tied_use(u, inside)]
+        uses = [(use_owner(u), u.operand_number) for u in value.uses if self._tied_use(u, inside)]
         first = min((user for user, _ in uses), key=lambda user: self.order[_id(user)])
         with ir.InsertionPoint(first), first.location:
             converted = _transposed(value, perm)
@@ -574,7 +567,7 @@ def _drop_if_copy(op: ir.Operation) -> None:
     """A transpose whose input and output now share a layout: its input replaces it."""
     if op.name != "linalg.generic" or len(op.operands) != 2:
         return
-    maps = _maps(op)
+    maps = indexing_maps(op)
     block = op.regions[0].blocks[0]
     body = list(block.operations)
     if len(body) != 1 or body[0].operands[0] != block.arguments[0] or str(maps[0]) != str(maps[1]):

@@ -10,7 +10,7 @@ from .analysis import ops_where  # noqa: F401  (re-exported: the rewrites' walk)
 from .schedule import run_transform_script
 
 __all__ = ["affine_maps", "defining_op", "dense_ints", "generalize_tagged", "iterator_types", "map_dims", "ops_where",
-           "reassociation", "result_linalg_ops", "zero_constant"]
+           "reassociation", "result_linalg_ops", "zero_constant", "zero_fill"]
 
 
 def defining_op(value: ir.Value) -> ir.Operation | None:
@@ -29,6 +29,12 @@ def zero_constant(value: ir.Value) -> bool:
     attr = op.attributes["value"]
     return ((isinstance(attr, ir.FloatAttr) and ir.FloatAttr(attr).value == 0.0)
             or (isinstance(attr, ir.IntegerAttr) and ir.IntegerAttr(attr).value == 0))
+
+
+def zero_fill(value: ir.Value) -> bool:
+    """Is ``value`` a ``linalg.fill`` of zero?"""
+    owner = defining_op(value)
+    return owner is not None and owner.name == "linalg.fill" and zero_constant(owner.operands[0])
 
 
 def dense_ints(attr: ir.Attribute) -> list[int]:

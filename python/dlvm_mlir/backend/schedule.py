@@ -60,7 +60,7 @@ from mlir.dialects.transform import loop as loop_ext
 from mlir.dialects.transform import tensor as tensor_ext
 from mlir.dialects.transform import vector as vector_ext
 
-from .analysis import LoopNest, analyze_linalg_op, elementwise, ops_where
+from .analysis import LoopNest, analyze_linalg_op, elementwise, indexing_maps, ops_where, use_owner
 from .kernels import Kernel, inline_kernels, outline_kernels
 from .options import ScheduleOptions
 from .target import CpuTarget
@@ -935,12 +935,12 @@ def fusible_epilogue(
     uses = list(op.results[0].uses)
     if len(uses) != 1:
         return None
-    user = uses[0].owner.operation if hasattr(uses[0].owner, "operation") else uses[0].owner
+    user = use_owner(uses[0])
     if not elementwise(user) or user.block != op.block or uses[0].operand_number >= len(user.operands) - 1:
         return None
     rank = len(nest.ranges) - len(nest.reduction_dims)
-    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(user.attributes["indexing_maps"])]
-    own = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])][-1]
+    maps = indexing_maps(user)
+    own = indexing_maps(op)[-1]
     writes = [e.position if isinstance(e, ir.AffineDimExpr) else -1 for e in own.results]
     if maps[uses[0].operand_number] != ir.AffineMap.get_identity(rank) or writes != list(range(rank)):
         return None
