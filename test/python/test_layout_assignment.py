@@ -38,19 +38,25 @@ def nhwc_resnet(p, x, labels):
     return -jnp.mean(jnp.take_along_axis(logp, labels[:, None], axis=1))
 
 
-def _data(seed: int = 0):
+def _data(seed: int = 0, batch: int = 3, pixels: tuple[int, int] = (11, 9), f: int = 7):
+    """Odd channel counts (3 in, ``f`` filters); 11 x 9 pixels: pooling drops a row, the
+    stride-2 SAME convolution pads."""
     rng = np.random.default_rng(seed)
-    c, f = 3, 7  # odd channel counts; 11 x 9 pixels: pooling drops a row, the stride-2 SAME pads
+    c = 3
     shapes = {"k1": (3, 3, c, f), "b1": (f,), "k2": (3, 3, f, f), "b2": (f,), "k3": (1, 1, f, f), "b3": (f,),
               "k4": (3, 3, f, 5), "w": (5, 4), "c": (4,)}
     params = {name: rng.standard_normal(shape) * 0.4 for name, shape in shapes.items()}
-    x = rng.standard_normal((3, 11, 9, c))
-    labels = rng.integers(0, 4, 3).astype(np.int32)
+    x = rng.standard_normal((batch, *pixels, c))
+    labels = rng.integers(0, 4, batch).astype(np.int32)
     return params, x, labels
 
 
-def test_nhwc_network_value_and_gradient_match_jax_in_float64() -> None:
-    params, x, labels = _data()
+@pytest.mark.parametrize("batch,pixels,f", [
+    (3, (11, 9), 7),     # below the thread split, rows narrower than two f64 vectors
+    (8, (18, 17), 20),   # above it (8 x 18 x 17 x 20 activations); 20 filters = 12 + 8; 17 = 2 x 8 + 1
+])
+def test_nhwc_network_value_and_gradient_match_jax_in_float64(batch, pixels, f) -> None:
+    params, x, labels = _data(batch=batch, pixels=pixels, f=f)
     with jax.enable_x64(True):
         value, grads = jax.value_and_grad(dj.jit(nhwc_resnet))(params, x, labels)
         want_value, want_grads = jax.value_and_grad(nhwc_resnet)(params, x, labels)
