@@ -147,6 +147,9 @@ NB_MODULE(_dlvm, m) {
       },
       "Counters of the caching allocator.");
   m.def(
+      "take_failed_allocation", []() { return dlvmRuntimeTakeFailedAllocation(); },
+      "The largest allocation the system refused to compiled code since the last call (0: none); resets it.");
+  m.def(
       "trim_buffer_cache", []() { dlvmRuntimeTrimBuffers(); },
       "Free every cached block.");
   m.def(
@@ -182,7 +185,7 @@ NB_MODULE(_dlvm, m) {
          const std::string &cpu, const std::string &features, int optLevel,
          int codegenOptLevel, int partitions, bool postRAScheduling,
          const std::string &llvmOptions, const std::string &exported,
-         const std::string &metadata, int workers) {
+         const std::string &metadata, int workers, const std::string &errorSlot) {
         DlvmCodegenOptions options;
         options.triple = triple.c_str();
         options.cpu = cpu.c_str();
@@ -205,6 +208,7 @@ NB_MODULE(_dlvm, m) {
         options.exported = exported.c_str();
         options.metadata = mlirStringRefCreate(metadata.data(), metadata.size());
         options.workers = workers;
+        options.errorSlot = errorSlot.c_str();
         std::vector<std::string> outputs;
         std::string error;
         auto collect = [](MlirStringRef bytes, void *data) {
@@ -228,12 +232,14 @@ NB_MODULE(_dlvm, m) {
       nb::arg("module"), nb::arg("output"), nb::arg("triple"), nb::arg("cpu"),
       nb::arg("features"), nb::arg("opt_level"), nb::arg("codegen_opt_level"), nb::arg("partitions"),
       nb::arg("post_ra_scheduling"), nb::arg("llvm_options"), nb::arg("exported"), nb::arg("metadata"),
-      nb::arg("workers"),
+      nb::arg("workers"), nb::arg("error_slot"),
       "Translates an LLVM-dialect module to LLVM IR (with packed wrappers "
       "`_mlir_<f>` of the C-interface functions), optimizes it and returns "
       "the outputs: object files (one per partition, compiled in parallel), "
       "assembly, LLVM IR text or bitcode. Empty triple/cpu/features: the host. "
-      "workers > 0: loading the object reserves that many runtime workers.");
+      "workers > 0: loading the object reserves that many runtime workers. "
+      "error_slot: the i64 global where a failed buffer allocation stores -1 "
+      "and returns from the entry point (empty: allocations unchecked).");
   m.def(
       "optimization_pipeline",
       [](int optLevel) {

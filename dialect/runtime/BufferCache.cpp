@@ -9,10 +9,17 @@
 // call; with plain malloc/free, glibc returns large blocks to the OS and each
 // call page-faults them in again (measured: 30-40% of an MLP training step).
 // Cached bytes are capped; beyond the cap blocks really are freed.
+//
+// An allocation the system refuses is retried once with the cache emptied;
+// if it still fails, the size is recorded for the error message
+// (dlvmRuntimeTakeFailedAllocation) and NULL is returned: compiled code checks
+// it, stores -1 in its error slot and returns (addAllocationChecks in
+// dialect/lib/CAPI/Codegen.cpp).
 //===----------------------------------------------------------------------===//
 #include "dlvm-runtime/Runtime.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -54,8 +61,17 @@ public:
         (sizeof(BlockHeader) + alignment - 1) / alignment * alignment;
     std::size_t total = (offset + size + alignment - 1) / alignment * alignment;
     void *raw = std::aligned_alloc(alignment, total);
-    if (!raw)
+    if (!raw) {
+      trim();
+      raw = std::aligned_alloc(alignment, total);
+    }
+    if (!raw) {
+      std::uint64_t previous = failed.load(std::memory_order_relaxed);
+      while (previous < size &&
+             !failed.compare_exchange_weak(previous, size, std::memory_order_relaxed)) {
+      }
       return nullptr;
+    }
     auto *payload = static_cast<char *>(raw) + offset;
     *reinterpret_cast<BlockHeader *>(payload - sizeof(BlockHeader)) = {
         raw, size, alignment};
@@ -94,6 +110,7 @@ public:
   std::size_t cached = 0;
   std::size_t capacity = std::size_t(512) << 20;
   std::uint64_t hits = 0, misses = 0;
+  std::atomic<std::uint64_t> failed{0}; // the largest refused request
 };
 
 } // namespace
@@ -120,6 +137,10 @@ DLVM_RUNTIME_EXPORT void dlvmRuntimeBufferStats(DlvmBufferStats *stats) {
 }
 
 DLVM_RUNTIME_EXPORT void dlvmRuntimeTrimBuffers(void) { BufferCache::get().trim(); }
+
+DLVM_RUNTIME_EXPORT uint64_t dlvmRuntimeTakeFailedAllocation(void) {
+  return BufferCache::get().failed.exchange(0, std::memory_order_relaxed);
+}
 
 } // extern "C"
 

@@ -31,7 +31,10 @@ int main(void) {
   for (int step = 0; step < STEPS; ++step) {
     int failed = regression_sgd_step(x, y, w, b, 0.1f, next_w, next_b, &loss);
     if (failed) {
-      fprintf(stderr, "bounds check %d failed\n", failed);
+      if (failed < 0)
+        fprintf(stderr, "out of memory\n");
+      else
+        fprintf(stderr, "bounds check %d failed\n", failed);
       return 1;
     }
     memcpy(w, next_w, sizeof w);

@@ -4,7 +4,7 @@
 // RUN: dlvm-opt %s --dlvm-check-bounds | FileCheck %s
 
 // CHECK: module attributes {dlvm.bounds_checks = ["'tensor.extract' at {{.*}}check-bounds.mlir:[[@LINE+16]]:8", "'tensor.insert' at {{.*}}check-bounds.mlir:[[@LINE+33]]:10", "'tensor.extract' at {{.*}}check-bounds.mlir:[[@LINE+54]]:8", "'tensor.extract_slice' at {{.*}}check-bounds.mlir:{{[0-9]+}}:8"]}
-// CHECK: memref.global @_mlir___dlvm_bounds_error : memref<i64> = dense<0>
+// CHECK: memref.global @_mlir___dlvm_error : memref<i64> = dense<0>
 
 // CHECK-LABEL: func.func @extract
 // CHECK-SAME: (%[[T:.*]]: tensor<10xf32>, %[[I:.*]]: index)
@@ -14,7 +14,7 @@
 // CHECK-NEXT: %[[V:.*]] = tensor.extract %[[T]][%[[I]]] : tensor<10xf32>
 // CHECK-NEXT: scf.yield %[[V]] : f32
 // CHECK-NEXT: } else {
-// CHECK-NEXT: %[[G:.*]] = memref.get_global @_mlir___dlvm_bounds_error : memref<i64>
+// CHECK-NEXT: %[[G:.*]] = memref.get_global @_mlir___dlvm_error : memref<i64>
 // CHECK-NEXT: %[[ID:.*]] = arith.constant 1 : i64
 // CHECK-NEXT: memref.store %[[ID]], %[[G]][] : memref<i64>
 // CHECK: return %[[R]] : f32

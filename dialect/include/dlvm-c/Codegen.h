@@ -49,6 +49,10 @@ typedef struct {
                           // `__dlvm_metadata` (empty: none)
   int workers; // > 0: a constructor reserves this many worker threads of
                // libdlvm_runtime.so when the object is loaded
+  const char *errorSlot; // non-empty: the i64 global (defined if missing)
+                         // where a failed buffer allocation stores -1; the
+                         // function returns at once, and so does each caller
+                         // of a function that may fail (empty: no checks)
 } DlvmCodegenOptions;
 
 /// Compiles `module` (LLVM dialect, plus any dialect with a registered LLVM IR

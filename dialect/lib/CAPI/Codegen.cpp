@@ -29,6 +29,7 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/MDBuilder.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassInstrumentation.h"
 #include "llvm/IR/Verifier.h"
@@ -148,6 +149,105 @@ void addPackedWrappers(llvm::Module &module) {
       builder.CreateStore(result, pointer);
     }
     builder.CreateRetVoid();
+  }
+}
+
+/// The allocation functions compiled code calls (finalize-memref-to-llvm,
+/// with and without use-generic-functions) and the index of their size
+/// argument.
+constexpr std::pair<llvm::StringLiteral, unsigned> allocationFunctions[] = {
+    {"_mlir_memref_to_llvm_alloc", 0},
+    {"_mlir_memref_to_llvm_aligned_alloc", 1},
+    {"malloc", 0},
+    {"aligned_alloc", 1},
+};
+
+/// A buffer allocation that returns NULL (for a size above 0) stores -1 in
+/// the i64 global `slotName` and returns from its function at once, instead
+/// of writing through NULL; each direct call of a function that may fail is
+/// followed by a check of the slot that returns too, up to the entry points,
+/// whose caller reads the slot (runtime.py, the C header). Presplit
+/// coroutines (the async dialect's task bodies) are left alone: the parallel
+/// bodies they call return early, and the entry point returns after the
+/// parallel loop. A non-void function returns poison, which no caller reads.
+/// Blocks allocated before the failure are not freed.
+void addAllocationChecks(llvm::Module &module, llvm::StringRef slotName) {
+  llvm::LLVMContext &context = module.getContext();
+  llvm::IRBuilder<> builder(context);
+  llvm::IntegerType *i64 = builder.getInt64Ty();
+  llvm::GlobalVariable *slot = module.getGlobalVariable(slotName);
+  if (!slot)
+    slot = new llvm::GlobalVariable(module, i64, /*isConstant=*/false,
+                                    llvm::GlobalValue::ExternalLinkage,
+                                    llvm::ConstantInt::get(i64, 0), slotName);
+  llvm::MDNode *unlikely =
+      llvm::MDBuilder(context).createBranchWeights(1, 1u << 20);
+  llvm::DenseMap<llvm::Function *, llvm::BasicBlock *> exits;
+  // The block a failing function branches to: store -1, return.
+  auto exitOf = [&](llvm::Function *function) {
+    llvm::BasicBlock *&exit = exits[function];
+    if (exit)
+      return exit;
+    exit = llvm::BasicBlock::Create(context, "allocation_failed", function);
+    builder.SetInsertPoint(exit);
+    builder.CreateAlignedStore(llvm::ConstantInt::get(i64, -1), slot,
+                               llvm::Align(8))
+        ->setAtomic(llvm::AtomicOrdering::Monotonic);
+    llvm::Type *type = function->getReturnType();
+    if (type->isVoidTy())
+      builder.CreateRetVoid();
+    else
+      builder.CreateRet(llvm::PoisonValue::get(type));
+    return exit;
+  };
+  // Splits after `call`; branches to the exit where `failed` (built at the
+  // end of the call's block) holds.
+  auto check = [&](llvm::CallInst *call,
+                   llvm::function_ref<llvm::Value *()> failed) {
+    llvm::BasicBlock *block = call->getParent();
+    llvm::BasicBlock *exit = exitOf(block->getParent());
+    llvm::BasicBlock *rest = block->splitBasicBlock(call->getNextNode());
+    block->getTerminator()->eraseFromParent();
+    builder.SetInsertPoint(block);
+    builder.CreateCondBr(failed(), exit, rest, unlikely);
+  };
+  std::vector<llvm::Function *> mayFail;
+  llvm::SmallPtrSet<llvm::Function *, 16> seen;
+  auto directCalls = [](llvm::Function *callee) {
+    std::vector<llvm::CallInst *> calls;
+    for (llvm::User *user : callee->users())
+      if (auto *call = llvm::dyn_cast<llvm::CallInst>(user))
+        if (call->getCalledFunction() == callee &&
+            !call->getFunction()->isPresplitCoroutine())
+          calls.push_back(call);
+    return calls;
+  };
+  for (auto [name, sizeIndex] : allocationFunctions) {
+    llvm::Function *allocate = module.getFunction(name);
+    if (!allocate)
+      continue;
+    for (llvm::CallInst *call : directCalls(allocate)) {
+      check(call, [&, sizeIndex = sizeIndex] {
+        return builder.CreateAnd(
+            builder.CreateIsNull(call),
+            builder.CreateIsNotNull(call->getArgOperand(sizeIndex)));
+      });
+      if (seen.insert(call->getFunction()).second)
+        mayFail.push_back(call->getFunction());
+    }
+  }
+  while (!mayFail.empty()) {
+    llvm::Function *callee = mayFail.back();
+    mayFail.pop_back();
+    for (llvm::CallInst *call : directCalls(callee)) {
+      check(call, [&] {
+        llvm::LoadInst *value = builder.CreateAlignedLoad(i64, slot, llvm::Align(8));
+        value->setAtomic(llvm::AtomicOrdering::Monotonic);
+        return builder.CreateICmpSLT(value, llvm::ConstantInt::get(i64, 0));
+      });
+      if (seen.insert(call->getFunction()).second)
+        mayFail.push_back(call->getFunction());
+    }
   }
 }
 
@@ -380,6 +480,8 @@ MlirLogicalResult dlvmCodegen(MlirModule module, DlvmCodegenOptions options,
   llvmModule->setTargetTriple(target.triple);
   llvmModule->setDataLayout(machine->createDataLayout());
   addPackedWrappers(*llvmModule);
+  if (options.errorSlot && *options.errorSlot)
+    addAllocationChecks(*llvmModule, options.errorSlot);
   addMetadata(*llvmModule, unwrap(options.metadata));
   if (options.workers > 0)
     addWorkerReservation(*llvmModule, options.workers);

@@ -32,6 +32,7 @@ _EXPORTS = {
     "ExecutionError": "runtime",
     "FunctionSignature": "runtime",
     "LoweringResult": "cpu",
+    "OutOfMemoryError": "runtime",
     "ScheduleOptions": "options",
     "ValueSpec": "runtime",
     "clear_memory_cache": "cache",

@@ -20,8 +20,11 @@ can build artifacts ahead of time:
    signatures, bounds checks, threads), so :func:`load` needs nothing else.
 
 Only the entry points (``_mlir_ciface_dlvm_<f>`` and their packed wrappers),
-the metadata and the bounds-check slot are exported; every other definition
-is hidden.
+the metadata and the error slot are exported; every other definition is
+hidden. The error slot (``runtime.ERROR_GLOBAL``) holds the number of a failed
+index check, or -1 after a buffer allocation failed: code generation makes
+each allocation's function, and its callers up to the entry point, return at
+once when the allocator returns NULL.
 """
 
 from __future__ import annotations
@@ -88,6 +91,7 @@ def machine_code(
             module, output, "", options.cpu, options.features, options.opt_level, options.codegen_opt_level,
             max(1, options.partitions) if output == "obj" else 1,
             options.post_ra_scheduling, options.llvm_options, ",".join(EXPORTED), info.to_json() if info else "", workers,
+            ERROR_GLOBAL,
         )
     except RuntimeError as exc:
         raise ExecutionError(f"LLVM code generation failed: {exc}") from exc

@@ -39,6 +39,7 @@ from ..errors import DLVMError, SourceLocation
 __all__ = [
     "ArtifactInfo",
     "ExecutionError",
+    "OutOfMemoryError",
     "ValueSpec",
     "FunctionSignature",
     "CpuExecutable",
@@ -85,6 +86,11 @@ class ExecutionError(DLVMError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.message, self.location))
+
+
+class OutOfMemoryError(ExecutionError, MemoryError):
+    """Compiled code could not allocate a buffer (the system refused it) and the
+    call was abandoned; the process, the executable and its next calls are unaffected."""
 
 
 # element type name (as printed by MLIR) -> numpy dtype
@@ -352,14 +358,17 @@ class _CallState:
         self.descriptors = tuple(descriptors)
 
 
-#: the bounds checks' ABI (``dlvm-check-bounds``): the global that compiled code
-#: stores the number of a failed check in, and the module attribute listing
-#: the checks (check n is entry n - 1; the list travels in ArtifactInfo).
-ERROR_GLOBAL = "_mlir___dlvm_bounds_error"
+#: the error slot of compiled code: a global that a failed run-time index
+#: check (``dlvm-check-bounds``) stores its number n > 0 in, and a failed buffer
+#: allocation -1 (the function then returns at once); the module attribute
+#: lists the checks (check n is entry n - 1; the list travels in ArtifactInfo).
+ERROR_GLOBAL = "_mlir___dlvm_error"
 CHECKS_ATTR = "dlvm.bounds_checks"
+#: the slot's value after a failed allocation
+OUT_OF_MEMORY = -1
 
 
-FORMAT = 1
+FORMAT = 2
 """Version of the artifact metadata layout and calling convention."""
 
 
@@ -415,28 +424,46 @@ def read_info(library: ctypes.CDLL) -> ArtifactInfo:
         raise ExecutionError(f"{library._name}: unreadable dlvm-mlir metadata ({exc})") from exc
 
 
-class _BoundsChecks:
-    """The run-time index checks of a program (``dlvm-check-bounds``): the error slot and what each check guards."""
+def _size(count: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if count >= scale:
+            return f"{count / scale:.1f} {unit}"
+    return f"{count} bytes"
+
+
+class _ErrorSlot:
+    """The error slot of a program (:data:`ERROR_GLOBAL`) and what each of its run-time index checks guards."""
 
     def __init__(self, library: ctypes.CDLL, checks: tuple[str, ...]) -> None:
         self.checks = checks
-        self.slot = ctypes.c_int64.in_dll(library, ERROR_GLOBAL)
+        try:
+            self.slot = ctypes.c_int64.in_dll(library, ERROR_GLOBAL)
+        except ValueError as exc:
+            raise ExecutionError(f"{library._name}: no error slot {ERROR_GLOBAL}") from exc
 
     def raise_if_failed(self, function: str) -> None:
-        failed, self.slot.value = self.slot.value, 0
-        if failed:
+        failed = self.slot.value
+        if not failed:
+            return
+        self.slot.value = 0
+        if failed == OUT_OF_MEMORY:
+            refused = _dlvm.take_failed_allocation()
+            what = f"a buffer of {_size(refused)}" if refused else "a buffer"
+            raise OutOfMemoryError(f"@{function}: out of memory: the system refused {what}; the call was abandoned")
+        if 0 < failed <= len(self.checks):
             raise ExecutionError(f"@{function}: index out of bounds in {self.checks[failed - 1]}")
+        raise ExecutionError(f"@{function}: failed with unknown error code {failed}")
 
 
 class _EntryPoint:
     """One callable entry point of a :class:`CpuExecutable`."""
 
-    def __init__(self, signature: FunctionSignature, address: int, bounds: _BoundsChecks | None = None) -> None:
+    def __init__(self, signature: FunctionSignature, address: int, errors: _ErrorSlot) -> None:
         self.signature = signature
         self._address = address
         self._local = threading.local()
         self._n_inputs = len(signature.inputs)
-        self._bounds = bounds
+        self._errors = errors
 
     def _state(self) -> _CallState:
         state = getattr(self._local, "state", None)
@@ -461,8 +488,7 @@ class _EntryPoint:
         outputs = [_empty(spec.shape or (), spec.dtype) for spec in sig.results]
         arrays += outputs
         _dlvm.invoke(self._address, state.address, state.descriptors, arrays, first_output)
-        if self._bounds is not None:
-            self._bounds.raise_if_failed(sig.name)
+        self._errors.raise_if_failed(sig.name)
         if not outputs:
             return None
         if len(outputs) == 1:
@@ -556,7 +582,7 @@ class CpuExecutable:
         self._library = load_library(path)
         self.info = read_info(self._library)
         self.signatures = {sig.name: sig for sig in self.info.signatures}
-        self._bounds = _BoundsChecks(self._library, self.info.bounds_checks) if self.info.bounds_checks else None
+        self._errors = _ErrorSlot(self._library, self.info.bounds_checks)
         # (loading reserved threads - 1 workers of the async runtime: the
         # caller runs one task of each parallel loop, the pool the others)
         self._entries: dict[str, _EntryPoint] = {}
@@ -576,7 +602,7 @@ class CpuExecutable:
                 address = ctypes.cast(self._library["_mlir_" + entry_symbol(name)], ctypes.c_void_p).value
             except AttributeError:
                 raise ExecutionError(f"entry point @{name} is missing from {self.path}") from None
-            entry = _EntryPoint(signature, address, self._bounds)
+            entry = _EntryPoint(signature, address, self._errors)
             self._entries[name] = entry
         return entry
 

@@ -502,6 +502,7 @@ def run_program(
 ) -> dict[str, Any]:
     """Run ``text`` through the stages; a JSON-able outcome (class, stage, message, final text, ...)."""
     import dlvm_mlir
+    from dlvm_mlir.backend.runtime import OutOfMemoryError
     from dlvm_mlir.errors import DLVMError
     from dlvm_mlir.interpreter import Interpreter, InterpreterError
     from dlvm_mlir.passes import run_pipeline
@@ -610,6 +611,10 @@ def run_program(
             enter("run")
             compiled = exe[name](*[np.copy(a) if isinstance(a, np.ndarray) else a for a in args])
             outcome["calls"] += 1
+        except OutOfMemoryError as exc:
+            # a limit of the machine (the worker's address space), as the interpreter's MemoryError
+            outcome["notes"].append(f"@{name}: {exc}")
+            continue
         except Exception as exc:  # noqa: BLE001 - classified
             cls, message = classify_exception(exc, n_lines, text)
             if interp_error is not None and cls == "located":

@@ -9,8 +9,8 @@ in a check: when every index (for a slice: the first and the last along each
 dimension) is within its dimension the access runs as
 before; otherwise it is skipped (an extract yields zero, a slice an
 uninitialized tensor, an insert leaves the tensor unchanged) and the check's
-number is stored in the module's
-global ``@__dlvm_bounds_error``. Compiled code never touches memory out of
+number is stored in the module's error slot, the
+global ``@_mlir___dlvm_error``. Compiled code never touches memory out of
 bounds; the caller (``CpuExecutable``) reads the global after each call and
 raises an ``ExecutionError`` naming the op and its source location, listed
 in the module attribute ``dlvm.bounds_checks`` (check ``n`` is entry

@@ -59,6 +59,11 @@ DLVM_RUNTIME_EXPORT void dlvmRuntimeBufferStats(DlvmBufferStats *stats);
 /* Frees every block the allocator holds for reuse. */
 DLVM_RUNTIME_EXPORT void dlvmRuntimeTrimBuffers(void);
 
+/* The largest allocation the system refused since the last call (0: none),
+ * and reset: compiled code that gets NULL from the allocator stores -1 in its
+ * error slot and returns early. */
+DLVM_RUNTIME_EXPORT uint64_t dlvmRuntimeTakeFailedAllocation(void);
+
 DLVM_RUNTIME_EXPORT void dlvmRuntimeAsyncStats(DlvmAsyncStats *stats);
 
 /* Makes sure `workers` worker threads exist (at most cpus - 1): a program

@@ -1,0 +1,92 @@
+"""A buffer the system refuses to allocate: compiled code returns at once and the
+call raises ExecutionError naming the size (never a write through NULL, never a
+crash), the process goes on, and the next call that fits runs normally.
+
+Code generation adds the checks (addAllocationChecks in
+dialect/lib/CAPI/Codegen.cpp); the run in a child process whose address space is
+limited (RLIMIT_AS) makes the allocator fail for real."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from dlvm_mlir.backend.runtime import ERROR_GLOBAL
+from dlvm_mlir.tools.compile import main as dlvm_compile
+
+
+def orbit(name: str, steps: int) -> str:
+    """x -> sin(sin(...sin(x))) over `steps` steps: its gradient keeps one f32 per step on a tape."""
+    return f"""func.func @{name}(%x: f32) -> f32 {{
+  %lb = arith.constant 0 : index
+  %ub = arith.constant {steps} : index
+  %st = arith.constant 1 : index
+  %z = scf.for %i = %lb to %ub step %st iter_args(%acc = %x) -> (f32) {{
+    %s = math.sin %acc : f32
+    scf.yield %s : f32
+  }}
+  return %z : f32
+}}
+func.func private @{name}_grad(f32, f32) -> f32
+    attributes {{dlvm.gradient = #dlvm.gradient<of @{name} seedable>}}
+"""
+
+
+#: 2^25 steps: a 128 MiB tape; 1000 steps: 4 KB
+PROGRAM = orbit("long", 1 << 25) + orbit("short", 1000)
+
+CHILD = textwrap.dedent("""
+    import math, resource, sys
+    import numpy as np
+    import dlvm_mlir
+    from dlvm_mlir.backend import OutOfMemoryError
+
+    exe = dlvm_mlir.compile(sys.stdin.read(), threads=int(sys.argv[1]))
+    expected = exe["long_grad"](np.float32(0.5), np.float32(1.0))
+    short = exe["short_grad"](np.float32(0.5), np.float32(1.0))
+    dlvm_mlir.backend.trim_buffer_cache()
+    with open("/proc/self/status") as status:
+        mapped = next(int(line.split()[1]) << 10 for line in status if line.startswith("VmSize:"))
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (mapped + (48 << 20), hard))
+    try:
+        exe["long_grad"](np.float32(0.5), np.float32(1.0))
+    except OutOfMemoryError as exc:
+        assert isinstance(exc, MemoryError)
+        print("error:", exc)
+    else:
+        print("no error")
+    # the process goes on: a call that fits, then the large one again with room
+    assert exe["short_grad"](np.float32(0.5), np.float32(1.0)) == short
+    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    again = exe["long_grad"](np.float32(0.5), np.float32(1.0))
+    assert again == expected and math.isfinite(float(expected)), (again, expected)
+    print("ok")
+""")
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_refused_tape_raises_and_the_process_goes_on(threads: int) -> None:
+    done = subprocess.run([sys.executable, "-c", CHILD, str(threads)], input=PROGRAM, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    assert lines[-1] == "ok"
+    assert lines[0] == ("error: @long_grad: out of memory: the system refused a buffer of 128.0 MiB; "
+                        "the call was abandoned"), done.stdout
+
+
+def test_the_allocations_are_checked_in_the_code(tmp_path) -> None:
+    """The optimized LLVM IR of the program: the tape's allocation stores -1 in the
+    error slot when it fails, and the C header returns the slot."""
+    (tmp_path / "orbit.mlir").write_text(PROGRAM)
+    assert dlvm_compile([str(tmp_path / "orbit.mlir"), "-o", str(tmp_path / "orbit.ll"), "--emit", "llvm",
+                         "--header", str(tmp_path / "orbit.h")]) == 0
+    llvm = (tmp_path / "orbit.ll").read_text()
+    assert f"@{ERROR_GLOBAL} = local_unnamed_addr global i64 0" in llvm
+    assert f"store atomic i64 -1, ptr @{ERROR_GLOBAL} monotonic" in llvm
+    text = (tmp_path / "orbit.h").read_text()
+    assert f"int failed = (int){ERROR_GLOBAL};" in text and "-1 when a buffer could not be allocated" in text
