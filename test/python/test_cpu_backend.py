@@ -1789,11 +1789,17 @@ func.func private @dk({xt}, {kt}, {yt}) -> {kt} attributes {{dlvm.gradient = #dl
     (3, 5, 11, 13, 3, (2, 1), (1, 2), (0, 1, 2, 0), "f32"),    # strides, dilation, uneven padding
     (2, 7, 9, 20, 5, (1, 3), (1, 1), (2, 2, 0, 1), "f64"),     # rows wider than a vector, 25 taps
     (1, 2, 6, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0), "f32"),      # size-1 width and window
+    (1, 13, 17, 19, 3, (1, 1), (1, 1), (1, 2, 0, 1), "f32"),   # one image: 13 tasks of one plane
+    (6, 4, 9, 9, 3, (1, 1), (2, 2), (2, 2, 2, 2), "f64"),      # 6 tasks of 4 planes, dilated
+    (2, 3, 66, 64, 3, (1, 1), (1, 1), (1, 1, 1, 1), "f32"),    # 66 x 64 > PLANE_ELEMENTS: padded whole
 ])
 def test_depthwise_convolutions_as_multiply_adds(n, c, h, w, k, strides, dilation, padding, dtype) -> None:
     """backend/conv_grouped.py: a depthwise convolution (as is its input gradient) leaves
-    no grouped linalg conv for the convolution schedule and agrees with numpy."""
+    no grouped linalg conv for the convolution schedule and agrees with numpy; a padded
+    one whose output planes are small pads one plane at a time (its taps' op covers one
+    plane)."""
     from dlvm_mlir.backend import CpuOptions
+    from dlvm_mlir.backend.conv_grouped import PLANE_ELEMENTS
 
     oh = (h + padding[0] + padding[1] - dilation[0] * (k - 1) - 1) // strides[0] + 1
     ow = (w + padding[2] + padding[3] - dilation[1] * (k - 1) - 1) // strides[1] + 1
@@ -1808,6 +1814,9 @@ def test_depthwise_convolutions_as_multiply_adds(n, c, h, w, k, strides, dilatio
     assert "linalg.conv_2d_ngchw_gfchw" in lowered
     exe = compile_cpu(lowered, options=CpuOptions(), use_cache=False)
     assert not any(r.plan.kind == "convolution" for r in exe.lowering.schedules), exe.lowering.schedules
+    taps = [r.ranges for r in exe.lowering.schedules if r.op_name == "linalg.generic" and len(r.ranges) == 5]
+    by_planes = any(padding) and oh * ow <= PLANE_ELEMENTS
+    assert taps == [(1, 1, 1, oh, ow) if by_planes else (n, c, 1, oh, ow)], exe.lowering.schedules
     npdt = np.float64 if dtype == "f64" else np.float32
     x = RNG.standard_normal((n, c, h, w)).astype(npdt)
     kern = RNG.standard_normal((c, 1, k, k)).astype(npdt)

@@ -114,6 +114,7 @@ from .schedule import (
     read_splat_writes,
     OpScheduleRecord,
     apply_op_schedules,
+    mark_small_copies,
     post_bufferize_script,
     mark_transfer_hoisting,
     run_transform_script,
@@ -346,7 +347,8 @@ def pack_steps(options: CpuOptions) -> list[Step]:
     (:mod:`dlvm_mlir.backend.conv_direct`), kernel gradients as lane-wise partial sums
     (:mod:`dlvm_mlir.backend.conv_kernel_grad`), the remaining large ones as im2col + contraction
     (:mod:`dlvm_mlir.backend.conv_im2col`) and depthwise ones as one multiply-add per
-    tap or output position (:mod:`dlvm_mlir.backend.conv_grouped`), biases and shortcuts added to
+    tap (over padded planes, one at a time) or output position
+    (:mod:`dlvm_mlir.backend.conv_grouped`), biases and shortcuts added to
     a convolution's or matmul's result as its init (:mod:`dlvm_mlir.backend.epilogues`), pooling windows that tile
     their input as reductions of a reshaped input (:mod:`dlvm_mlir.backend.pooling`), pads of
     arguments and copying slice insertions as scheduled fills and copies
@@ -365,7 +367,7 @@ def pack_steps(options: CpuOptions) -> list[Step]:
             changed |= bool(direct_convolutions(module, options.target))
             changed |= bool(kernel_gradient_convolutions(module, options.target))
         changed |= bool(options.im2col and im2col_convolutions(module))
-        changed |= bool(grouped_convolutions(module))
+        changed |= bool(grouped_convolutions(module, options.threads))
         changed |= bool(epilogues_into_inits(module))
         changed |= bool(tiled_poolings(module))
         changed |= bool(strided_slices_as_phases(module))
@@ -469,7 +471,7 @@ def reshaped_results_in_place(module: ir.Module) -> int:
     returned allocation; a reshape of one (AD's interleaved phases of a strided
     convolution's input gradient, a kernel gradient's transposed taps) was
     computed into a temporary and then copied out whole.  Where ``%r`` is a
-    linalg op used only by that reshape whose init is a ``tensor.empty``
+    linalg op (or an ``scf.forall``, its shared output) used only by that reshape whose init is a ``tensor.empty``
     (possibly under a ``linalg.fill``) used only by it, the empty becomes the
     inverse reshape of an empty of the returned type, which bufferization folds
     into the out-parameter.  Returns how many results were rewritten.
@@ -483,7 +485,7 @@ def reshaped_results_in_place(module: ir.Module) -> int:
                 if reshape is None or reshape.name not in inverse or len(reshape.operands) != 1:
                     continue
                 op = defining_op(reshape.operands[0])
-                if (op is None or not op.name.startswith("linalg.") or len(op.results) != 1
+                if (op is None or not (op.name.startswith("linalg.") or op.name == "scf.forall") or len(op.results) != 1
                         or len(list(op.results[0].uses)) != 1 or len(list(value.uses)) != 1):
                     continue
                 empty = defining_op(op.operands[-1])  # the init
@@ -645,10 +647,11 @@ def stage_bufferize(module: ir.Module, options: CpuOptions) -> None:
 
 
 def lower_vectors_steps(options: CpuOptions) -> list[Step]:
-    """Hoist accumulators, lower vector ops to 1-D (a transform script), then to
-    loops; ``i1`` buffers as bytes."""
+    """Vectorize bufferization's small copies, hoist accumulators, lower vector ops to 1-D
+    (a transform script), then to loops; ``i1`` buffers as bytes."""
 
     def lower(module: ir.Module) -> None:
+        mark_small_copies(module)
         mark_transfer_hoisting(module)
         run_transform_script(module, post_bufferize_script(options.target.vector_bits))
 

@@ -1272,8 +1272,40 @@ def mark_transfer_hoisting(module: ir.Module) -> None:
                 op.operation.attributes[HOIST_TRANSFERS_ATTR] = ir.UnitAttr.get()
 
 
+#: a copy bufferization left (a ``linalg.copy`` between memrefs, see ``rewrite_strided_copies``)
+#: of at most this many elements, unit stride along its last dimension on both sides, not of
+#: ``i1``, is
+#: vectorized whole instead of becoming scalar loops: a tile's slice copied into a padded plane
+#: (:func:`~dlvm_mlir.backend.conv_grouped._per_tap_by_planes`), 4 x 16 floats
+SMALL_COPY_ELEMENTS = 4096
+SMALL_COPY_ATTR = "dlvm.vectorize_copy"
+
+
+def mark_small_copies(module: ir.Module) -> int:
+    """Tag the copies :data:`SMALL_COPY_ELEMENTS` describes for :func:`post_bufferize_script`; the count."""
+    count = 0
+    with module.context:
+        for op in ops_where(module, lambda op: op.name == "linalg.copy"):
+            types = [v.type for v in op.operands]
+            if len(types) != 2 or not all(isinstance(t, ir.MemRefType) for t in types):
+                continue
+            source, dest = (ir.MemRefType(t) for t in types)
+            if not (source.has_static_shape and dest.has_static_shape) or source.element_type != dest.element_type:
+                continue
+            element = source.element_type
+            if isinstance(element, ir.IntegerType) and element.width % 8:
+                continue  # i1 buffers become bytes after vector lowering (boolmem.py)
+            if not source.shape or math.prod(source.shape) > SMALL_COPY_ELEMENTS:
+                continue
+            if all(t.get_strides_and_offset()[0][-1] == 1 for t in (source, dest)):
+                op.attributes[SMALL_COPY_ATTR] = ir.UnitAttr.get()
+                count += 1
+    return count
+
+
 def post_bufferize_script(vector_bits: int) -> SequenceBody:
-    """Hoisting of loop-invariant vector transfers (in the functions :func:`mark_transfer_hoisting`
+    """Vectorization of the small copies :func:`mark_small_copies` tagged, hoisting of
+    loop-invariant vector transfers (in the functions :func:`mark_transfer_hoisting`
     marked), then vector lowering to 1-D ops.
 
     The pattern groups are kept apart on purpose: several combinations never
@@ -1286,6 +1318,7 @@ def post_bufferize_script(vector_bits: int) -> SequenceBody:
     transpose = lowering.Shuffle16x16 if vector_bits >= 512 else lowering.EltWise
 
     def body(root: ir.Value) -> None:
+        structured.VectorizeOp(_match(root, {SMALL_COPY_ATTR: ir.UnitAttr.get()}, ops=["linalg.copy"]))
         funcs = _match(root, ops=["func.func"])
         transform.ApplyCommonSubexpressionEliminationOp(funcs)
         _apply_patterns(funcs, transform.ApplyCanonicalizationPatternsOp)
