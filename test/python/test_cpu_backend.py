@@ -1827,6 +1827,35 @@ def test_depthwise_convolutions_as_multiply_adds(n, c, h, w, k, strides, dilatio
     np.testing.assert_allclose(exe.entry("conv")(x, kern), want, rtol=tol, atol=tol)
 
 
+GROUPED_INTO_INIT = """func.func @conv(%x: tensor<2x4x1x5x6xf64>, %k: tensor<4x2x1x3x3xf64>, %init: tensor<2x4x2x5x6xf64>)
+    -> tensor<2x4x2x5x6xf64> {
+  %z = arith.constant 0.0 : f64
+  %p = tensor.pad %x low[0, 0, 0, 1, 1] high[0, 0, 0, 1, 1] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index, %e: index):
+    tensor.yield %z : f64
+  } : tensor<2x4x1x5x6xf64> to tensor<2x4x1x7x8xf64>
+  %y = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%p, %k : tensor<2x4x1x7x8xf64>, tensor<4x2x1x3x3xf64>) outs(%init : tensor<2x4x2x5x6xf64>)
+       -> tensor<2x4x2x5x6xf64>
+  return %y : tensor<2x4x2x5x6xf64>
+}
+"""
+
+
+def test_depthwise_convolution_by_planes_accumulates_into_its_init() -> None:
+    """conv_grouped._per_tap_by_planes with an init that is not zero (an argument), two
+    filters per group: each plane's taps add to that plane of the init."""
+    from dlvm_mlir.backend import CpuOptions
+
+    exe = compile_cpu(GROUPED_INTO_INIT, options=CpuOptions(), use_cache=False)
+    assert [r.ranges for r in exe.lowering.schedules if r.op_name == "linalg.generic"] == [(1, 1, 2, 5, 6)]
+    x, k, init = RNG.standard_normal((2, 4, 1, 5, 6)), RNG.standard_normal((4, 2, 1, 3, 3)), RNG.standard_normal((2, 4, 2, 5, 6))
+    padded = np.pad(x, ((0, 0),) * 3 + ((1, 1), (1, 1)))
+    want = init + sum(np.einsum("ngchw,gfc->ngfhw", padded[..., i:i + 5, j:j + 6], k[..., i, j])
+                      for i in range(3) for j in range(3))
+    np.testing.assert_allclose(exe.entry("conv")(x, k, init), want, rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("n,c,h,w,groups,f,k,strides,padding,dtype,lane_sums", [
     # depthwise: the kernel gradient of a MobileNet layer (rows of one vector: lane sums)
     (8, 64, 16, 16, 64, 64, 3, (1, 1), (1, 1, 1, 1), "f32", True),

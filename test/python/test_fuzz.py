@@ -16,7 +16,7 @@ import pytest
 import dlvm_mlir
 from dlvm_mlir.errors import DLVMError
 from dlvm_mlir.fuzz import corpus as corpus_mod
-from dlvm_mlir.fuzz.mutators import MUTATORS, Target, mutate, too_large
+from dlvm_mlir.fuzz.mutators import ELEMENT_TYPES, MUTATORS, Target, mutate, too_large
 from dlvm_mlir.fuzz.oracle import (
     classify_exception,
     compare_results,
@@ -244,6 +244,10 @@ def test_inputs_follow_the_signature():
     # numpy cannot make a 2^63-1 x 0 array (seed 404: the worker died of the ValueError)
     assert make_inputs(["tensor<9223372036854775807x0xf32>"], np.random.default_rng(0)) is None
     assert make_inputs(["tensor<1000000x0xf32>"], np.random.default_rng(0))[0].shape == (1000000, 0)
+    # unsigned types: the element-type mutator writes them, the inputs wrap small negatives
+    assert {"ui8", "ui32"} <= set(ELEMENT_TYPES)
+    (u,) = make_inputs(["tensor<64xui8>"], np.random.default_rng(0))
+    assert u.dtype == np.uint8 and u.max() >= 250 and u.min() == 0
 
 
 def test_a_program_runs_through_every_stage():

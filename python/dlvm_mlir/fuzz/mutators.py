@@ -28,7 +28,7 @@ MAX_ELEMENTS = 1 << 20
 """Programs with a tensor type of more elements are not generated (memory, time)."""
 
 DIM_VALUES = (0, 1, 2, 3, 5, 7, 8, 9, 16, 31, 32, 33, 63, 64, 65, 127, 128, 129, 1000, 1024)
-ELEMENT_TYPES = ("f16", "bf16", "f32", "f64", "i1", "i8", "i32", "i64")
+ELEMENT_TYPES = ("f16", "bf16", "f32", "f64", "i1", "i8", "i32", "i64", "ui8", "ui32")
 INT_SPECIALS = (0, 1, -1, 2, 3, 4, 7, 8, 9, 31, 32, 33, 64, 1000,
                 2**31 - 1, -(2**31), 2**32, 2**63 - 1, -(2**63), 2**64)
 FLOAT_SPECIALS = ("0.0", "-0.0", "1.0", "-1.0", "2.0", "0.5", "3.0", "1.0e-07", "1.0e-30",
@@ -47,7 +47,7 @@ ARITH_CMPF = ("oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "ug
 ARITH_CMPI = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
 
 _TENSOR = re.compile(r"tensor<((?:[0-9?]+x)*)([a-z][a-z0-9]*)>")
-_ELEM = re.compile(r"(?:(?<![\w.])|(?<=[0-9?]x))(f16|bf16|f32|f64|i1|i8|i16|i32|i64)(?![\w.])")
+_ELEM = re.compile(r"(?:(?<![\w.])|(?<=[0-9?]x))(f16|bf16|f32|f64|i1|i8|i16|i32|i64|ui8|ui16|ui32|ui64)(?![\w.])")
 _SSA = re.compile(r"%[A-Za-z0-9_$.-]+(?:#\d+)?")
 _SYMBOL = re.compile(r"@([A-Za-z_][A-Za-z0-9_$.]*)")
 _FUNC_DEF = re.compile(r"func\.func\s+(?:private\s+|public\s+|nested\s+)?@([A-Za-z_][A-Za-z0-9_$.]*)")
