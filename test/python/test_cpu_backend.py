@@ -972,6 +972,39 @@ def test_zero_sized_tensors() -> None:
     assert all(rec.error == "" for rec in exe.lowering.schedules)
 
 
+RECURRENCE = """func.func @rnn(%h0: tensor<32x256xf32>, %u: tensor<256x256xf32>) -> tensor<32x256xf32> {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %c1 = arith.constant 1 : index
+  %h = scf.for %i = %c0 to %c3 step %c1 iter_args(%acc = %h0) -> tensor<32x256xf32> {
+    %z = dlvm.dot %acc, %u : tensor<32x256xf32>, tensor<256x256xf32>
+    %t = dlvm.tanh %z : tensor<32x256xf32>
+    scf.yield %t : tensor<32x256xf32>
+  }
+  return %h : tensor<32x256xf32>
+}
+"""
+
+
+def test_kernels_in_loops_are_inlined() -> None:
+    """kernels._affine_as_arith: a scheduled kernel inside an scf.for (a recurrence's matmul,
+    whose tiles' offsets are affine.apply ops) is inlined like any other; MLIR's inliner
+    takes affine ops only into affine scopes, and the kernel stayed a call per iteration."""
+    with ir.Context():
+        module = ir.Module.parse(str(lower(RECURRENCE, until="linalg")))
+        scheduled = []
+        lower_to_llvm_cpu(module, threads=2, stop_after="tile-and-vectorize",
+                          on_stage=lambda name, m: scheduled.append(str(m)) if name == "tile-and-vectorize" else None)
+    assert "vector.contract" in scheduled[0] and "func.call" not in scheduled[0]
+    exe = compile_cpu(str(lower(RECURRENCE, until="linalg")), threads=2, use_cache=False)
+    h0 = RNG.standard_normal((32, 256)).astype(np.float32)
+    u = (RNG.standard_normal((256, 256)) * 0.1).astype(np.float32)
+    want = h0.astype(np.float64)
+    for _ in range(3):
+        want = np.tanh(want @ u)
+    np.testing.assert_allclose(exe.entry("rnn")(h0, u), want, rtol=1e-4, atol=1e-4)
+
+
 def test_dynamic_shapes_are_rejected() -> None:
     with pytest.raises(ExecutionError, match="dynamic shapes"):
         compile_ir("func.func @f(%x: tensor<?xf32>) -> tensor<?xf32> { return %x : tensor<?xf32> }")

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from mlir import ir
 from mlir.dialects import func as func_d
+from mlir.passmanager import PassManager
 
 from dlvm_mlir.passes import run_passes
 
@@ -167,4 +168,26 @@ def inline_kernels(module: ir.Module, kernels: list[Kernel]) -> None:
         for kernel in kernels:
             if kernel.duplicates:
                 kernel.function.attributes["no_inline"] = ir.UnitAttr.get()
+        _affine_as_arith(module)
     run_passes(module, "inline{default-pipeline=''},symbol-dce")
+
+
+def _affine_as_arith(module: ir.Module) -> None:
+    """Lower the affine ops of the kernels called inside loops to ``arith`` (``lower-affine``).
+
+    MLIR's inliner inlines affine ops only into affine scopes (a function body) and affine
+    loops: a kernel whose schedule made an ``affine.apply`` (a tile's offset) stayed a call
+    inside an ``scf.for`` (a ``lax.scan`` step, a user loop), each call passing its operands
+    as memref descriptors."""
+    nested: set[str] = set()
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "func.call" and op.parent.name != "func.func":
+            nested.add(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    for op in module.body.operations:
+        op = op.operation
+        if op.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value in nested:
+            PassManager.parse("func.func(lower-affine)").run(op)
