@@ -32,7 +32,12 @@ CUresult cuEventCreate(void **e, unsigned f) { static int n; *e = (void *)(intpt
 CUresult cuEventDestroy_v2(void *e) { return 0; }
 CUresult cuEventRecord(void *e, void *s) { return 0; }
 CUresult cuEventSynchronize(void *e) { return 0; }
-CUresult cuMemAlloc_v2(uint64_t *p, size_t n) { void *m = calloc(1, n ? n : 1); *p = (uint64_t)(uintptr_t)m; LOG("alloc %zu %p\n", n, m); return 0; }
+/* DLVM_FAKE_CUDA_ALLOC_LIMIT=N: allocations of N bytes or more fail (CUDA_ERROR_OUT_OF_MEMORY) */
+CUresult cuMemAlloc_v2(uint64_t *p, size_t n) {
+  const char *limit = getenv("DLVM_FAKE_CUDA_ALLOC_LIMIT");
+  if (limit && n >= (size_t)strtoull(limit, NULL, 10)) { LOG("alloc_failed %zu\n", n); return 2; }
+  void *m = calloc(1, n ? n : 1); *p = (uint64_t)(uintptr_t)m; LOG("alloc %zu %p\n", n, m); return 0;
+}
 CUresult cuMemAllocManaged(uint64_t *p, size_t n, unsigned f) { return cuMemAlloc_v2(p, n); }
 CUresult cuMemFree_v2(uint64_t p) { LOG("free %p\n", (void *)(uintptr_t)p); free((void *)(uintptr_t)p); return 0; }
 CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned f) { return 0; }

@@ -820,6 +820,36 @@ def test_host_code_against_a_fake_driver(tmp_path: Path) -> None:
     assert kinds.count("stream_create") == kinds.count("stream_destroy")
 
 
+REFUSED_PROGRAM = """
+import numpy as np, dlvm_mlir
+from dlvm_mlir.backend import OutOfMemoryError
+exe = dlvm_mlir.compile(open({source!r}).read(), target="cuda")
+try:
+    exe["layer"](np.ones((64, 128), np.float32), np.ones((128, 96), np.float32))
+except OutOfMemoryError as exc:
+    print("error:", exc)
+assert exe["scalar"](np.ones(16, np.float32)).shape == ()  # small buffers still come
+print("ok")
+"""
+
+
+def test_a_refused_device_buffer_raises(tmp_path: Path) -> None:
+    """Codegen's allocation checks cover the host code's mgpuMemAlloc: with a fake driver
+    that refuses buffers of 16 KB or more, the layer (its 32 KB input) raises
+    OutOfMemoryError and the process goes on."""
+    lib = tmp_path / "libcuda.so.1"
+    subprocess.run([CC, "-shared", "-fPIC", "-O1", "-o", str(lib), str(FAKE_DRIVER)], check=True)
+    source = tmp_path / "prog.mlir"
+    source.write_text(FAKE_SOURCE)
+    env = dict(os.environ, LD_LIBRARY_PATH=str(tmp_path), DLVM_FAKE_CUDA_LOG=str(tmp_path / "calls.log"),
+               DLVM_FAKE_CUDA_ALLOC_LIMIT=str(16 * 1024))
+    result = subprocess.run([sys.executable, "-c", REFUSED_PROGRAM.format(source=str(source))],
+                            capture_output=True, text=True, env=env, check=False)
+    assert result.returncode == 0 and result.stdout.splitlines()[-1] == "ok", result.stderr[-3000:]
+    assert result.stdout.splitlines()[0] == ("error: @layer: out of memory: the system refused a buffer; "
+                                             "the call was abandoned"), result.stdout
+
+
 def test_floordiv_mod_indexing_maps_run_grid_stride() -> None:
     """Linalg tiling slices ``floordiv``/``mod`` indices wrongly (see test_cpu_backend's
     im2col test): such ops are not tiled onto blocks and threads."""

@@ -153,13 +153,14 @@ void addPackedWrappers(llvm::Module &module) {
 }
 
 /// The allocation functions compiled code calls (finalize-memref-to-llvm,
-/// with and without use-generic-functions) and the index of their size
-/// argument.
+/// with and without use-generic-functions; CUDA host code's device buffers,
+/// gpu-to-llvm) and the index of their size argument.
 constexpr std::pair<llvm::StringLiteral, unsigned> allocationFunctions[] = {
     {"_mlir_memref_to_llvm_alloc", 0},
     {"_mlir_memref_to_llvm_aligned_alloc", 1},
     {"malloc", 0},
     {"aligned_alloc", 1},
+    {"mgpuMemAlloc", 0},
 };
 
 /// A buffer allocation that returns NULL (for a size above 0) stores -1 in
