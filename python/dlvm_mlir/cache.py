@@ -43,6 +43,7 @@ __all__ = [
     "cache_stats",
     "default_cache_dir",
     "disk_cache",
+    "format_bytes",
     "parse_size",
 ]
 
@@ -259,7 +260,8 @@ class MemoryCache(Generic[T]):
         return len(self._items)
 
 
-def _format_bytes(count: int) -> str:
+def format_bytes(count: int) -> str:
+    """``count`` bytes for people: ``"512 B"``, ``"8.0 GiB"``."""
     for unit in ("B", "KiB", "MiB", "GiB"):
         if count < 1024 or unit == "GiB":
             return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
@@ -285,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
     info = cache.info()
     print(f"directory: {info['directory']}")
     print(f"objects:   {info['objects']}")
-    print(f"size:      {_format_bytes(info['bytes'])} of at most {_format_bytes(info['max_bytes'])}")
+    print(f"size:      {format_bytes(info['bytes'])} of at most {format_bytes(info['max_bytes'])}")
     print(f"compiler:  {build_id()}")
     return 0
 

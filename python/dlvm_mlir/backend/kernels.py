@@ -187,7 +187,9 @@ def _affine_as_arith(module: ir.Module) -> None:
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
-    for op in module.body.operations:
-        op = op.operation
-        if op.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value in nested:
-            PassManager.parse("func.func(lower-affine)").run(op)
+    functions = [op.operation for op in module.body.operations if op.operation.name == "func.func"
+                 and ir.StringAttr(op.operation.attributes["sym_name"]).value in nested]
+    if functions:
+        lower = PassManager.parse("func.func(lower-affine)")
+        for function in functions:
+            lower.run(function)

@@ -34,6 +34,7 @@ import numpy as np
 from mlir import ir
 
 from .. import _dlvm
+from ..cache import format_bytes
 from ..errors import DLVMError, SourceLocation
 
 __all__ = [
@@ -424,13 +425,6 @@ def read_info(library: ctypes.CDLL) -> ArtifactInfo:
         raise ExecutionError(f"{library._name}: unreadable dlvm-mlir metadata ({exc})") from exc
 
 
-def _size(count: int) -> str:
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if count >= scale:
-            return f"{count / scale:.1f} {unit}"
-    return f"{count} bytes"
-
-
 class _ErrorSlot:
     """The error slot of a program (:data:`ERROR_GLOBAL`) and what each of its run-time index checks guards."""
 
@@ -448,7 +442,7 @@ class _ErrorSlot:
         self.slot.value = 0
         if failed == OUT_OF_MEMORY:
             refused = _dlvm.take_failed_allocation()
-            what = f"a buffer of {_size(refused)}" if refused else "a buffer"
+            what = f"a buffer of {format_bytes(refused)}" if refused else "a buffer"
             raise OutOfMemoryError(f"@{function}: out of memory: the system refused {what}; the call was abandoned")
         if 0 < failed <= len(self.checks):
             raise ExecutionError(f"@{function}: index out of bounds in {self.checks[failed - 1]}")

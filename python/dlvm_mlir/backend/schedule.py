@@ -1274,9 +1274,8 @@ def mark_transfer_hoisting(module: ir.Module) -> None:
 
 #: a copy bufferization left (a ``linalg.copy`` between memrefs, see ``rewrite_strided_copies``)
 #: of at most this many elements, unit stride along its last dimension on both sides, not of
-#: ``i1``, is
-#: vectorized whole instead of becoming scalar loops: a tile's slice copied into a padded plane
-#: (:func:`~dlvm_mlir.backend.conv_grouped._per_tap_by_planes`), 4 x 16 floats
+#: ``i1``, is vectorized whole instead of becoming scalar loops: a tile's slice copied into a
+#: padded plane (:func:`~dlvm_mlir.backend.conv_grouped._per_tap_by_planes`), 4 x 16 floats
 SMALL_COPY_ELEMENTS = 4096
 SMALL_COPY_ATTR = "dlvm.vectorize_copy"
 
