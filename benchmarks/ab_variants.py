@@ -2,7 +2,9 @@
 
 A variant patches module constants of the compiler (``--variant
 '{"dlvm_mlir.backend.schedule.KERNEL_GRADIENT_SPAN": 64}'``; the first variant
-is usually ``{}``, the code as it is).  Each is compiled in this process and
+is usually ``{}``, the code as it is) or, with a ``$`` before the name, sets
+an environment variable while it compiles (``'{"$DLVM_MLIR_TUNE": "off"}'``
+against ``'{"$DLVM_MLIR_TUNE": "use"}'``: the tuning database's schedules).  Each is compiled in this process and
 the variants' calls alternate, so that the machine's drift (these 2-core
 machines are noisy and bimodal) hits them alike; reported: median and minimum
 ms per variant, and whether its result agrees with the first variant's.
@@ -39,10 +41,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def patched(variant: dict[str, Any], build: Callable[[], Any]) -> Any:
-    """``build()`` with the module constants of ``variant`` set, restored afterwards."""
+    """``build()`` with the module constants (and ``$``-prefixed environment variables) of
+    ``variant`` set, restored afterwards."""
     saved = []
+    environment = {key[1:]: os.environ.get(key[1:]) for key in variant if key.startswith("$")}
     try:
         for key, value in variant.items():
+            if key.startswith("$"):
+                os.environ[key[1:]] = str(value)
+                continue
             module_name, attr = key.rsplit(".", 1)
             module = importlib.import_module(module_name)
             if not hasattr(module, attr):
@@ -53,6 +60,11 @@ def patched(variant: dict[str, Any], build: Callable[[], Any]) -> Any:
     finally:
         for module, attr, value in reversed(saved):
             setattr(module, attr, value)
+        for name, value in environment.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def conv_builder(layer_name: str, pass_name: str) -> Callable[[int], Callable[[], Any]]:
@@ -106,7 +118,7 @@ def main() -> int:
     workload.add_argument("--conv", nargs=2, metavar=("LAYER", "PASS"))
     workload.add_argument("--cnn", type=int, metavar="BATCH")
     workload.add_argument("--mlp", type=int, metavar="BATCH")
-    parser.add_argument("--variant", action="append", required=True, help="JSON object: module.CONSTANT -> value")
+    parser.add_argument("--variant", action="append", required=True, help="JSON object: module.CONSTANT (or $ENV_VAR) -> value")
     parser.add_argument("--repeats", type=int, default=30)
     args = parser.parse_args()
     variants = [json.loads(v) for v in args.variant]

@@ -37,7 +37,7 @@ from mlir import ir
 from . import crash_guard
 from .cache import MemoryCache, cache_key, cache_stats, disk_cache
 from .errors import CompileError, DLVMError
-from .backend.options import default_threads
+from .backend.options import TUNING_MODES, default_threads
 from .parsing import parse_alone, parse_module
 from .stages import STAGES, FrontOptions, run_front_stages
 
@@ -78,8 +78,14 @@ class CompileOptions:
     """The functions callable from outside (None: every public function,
     synthesized derivatives included); the others become private, and those
     no entry point calls are not compiled."""
+    tuning: str = field(default_factory=lambda: os.environ.get("DLVM_MLIR_TUNE", "use") or "use")
+    """The CPU back end's tuning database (:mod:`dlvm_mlir.backend.tuning`): ``use`` it,
+    ``search`` schedules for the kernels it lacks (a few seconds each), or ``off``;
+    default ``$DLVM_MLIR_TUNE`` (``use``)."""
 
     def __post_init__(self) -> None:
+        if self.tuning not in TUNING_MODES:
+            raise CompileError(f"unknown tuning mode '{self.tuning}' (expected one of {', '.join(TUNING_MODES)})")
         if self.target not in TARGETS:
             raise CompileError(f"unknown target '{self.target}' (expected one of {', '.join(TARGETS)})")
         if isinstance(self.threads, bool) or not isinstance(self.threads, int) or self.threads < 1:
@@ -96,12 +102,17 @@ class CompileOptions:
         return FrontOptions(self.optimize, self.checkpoint, self.checkpoint_budget, self.check_bounds,
                             self.entry_points)
 
+    def cpu_options(self) -> Any:
+        """The options of the CPU back end (a :class:`~dlvm_mlir.backend.CpuOptions`)."""
+        from .backend import CpuOptions
+        from .backend.options import ScheduleOptions
+
+        return CpuOptions(threads=self.threads, schedule=ScheduleOptions(tuning=self.tuning))
+
     def backend_key(self) -> str:
         """What the target's back end adds to the cache key (its options and the machine)."""
         if self.target == "cpu":
-            from .backend import CpuOptions
-
-            return CpuOptions(threads=self.threads).key()
+            return self.cpu_options().key()
         from .backend.gpu import GpuOptions
 
         return GpuOptions(chip=self.gpu_chip, format="auto").key()
@@ -186,11 +197,10 @@ def build(text: str, options: CompileOptions, filename: str, path: str, emit: st
     module = _run_stages(text, options, filename, "linalg", report.seconds)
     crash_guard.report_stage("backend")
     if options.target == "cpu":
-        from .backend import CpuOptions
         from .backend.cache import build_cpu_object
         from .backend.cpu import lower_to_llvm_cpu
 
-        cpu_options = CpuOptions(threads=options.threads)
+        cpu_options = options.cpu_options()
         result = lower_to_llvm_cpu(module, options=cpu_options)
         crash_guard.report_stage("llvm")
         report.info = build_cpu_object(result, cpu_options, path, emit)
@@ -280,6 +290,7 @@ def compile(  # noqa: A001 - the public name mirrors the issue's API
     entry_points: Sequence[str] | None = None,
     filename: str = "<input>",
     timing: bool | None = None,
+    tuning: str | None = None,
 ) -> Executable:
     """Compile DLVM IR (text or module) for ``target`` ("cpu" or "cuda").
 
@@ -289,6 +300,11 @@ def compile(  # noqa: A001 - the public name mirrors the issue's API
     instead of reading or writing out of bounds (default: ``$DLVM_MLIR_CHECK_BOUNDS``).
     ``entry_points``: the functions to call (default: every public one).
     ``timing`` (default ``$DLVM_MLIR_TIMING``): print where the time went.
+    ``tuning`` (CPU; default ``$DLVM_MLIR_TUNE``, else ``"use"``): ``"search"``
+    searches the schedules of the heavy kernels that the tuning database lacks
+    (a few seconds each, with progress on stderr) and records them; ``"use"``
+    takes the database's schedules; ``"off"`` the built-in heuristics only
+    (:mod:`dlvm_mlir.backend.tuning`).
     ``$DLVM_MLIR_COMPILE_TIMEOUT``: seconds after which a compile is
     abandoned (an InternalCompilerError).
 
@@ -303,6 +319,7 @@ def compile(  # noqa: A001 - the public name mirrors the issue's API
         checkpoint_budget=checkpoint_budget,
         check_bounds=CompileOptions().check_bounds if check_bounds is None else check_bounds,
         entry_points=entry_points,
+        tuning=CompileOptions().tuning if tuning is None else tuning,
     )
     if options.target == "cuda":
         from .backend.gpu import require_cuda

@@ -56,6 +56,7 @@ __all__ = [
     "compiler_process",
     "in_child",
     "direct_mode",
+    "progress",
     "report_stage",
     "run_forked",
 ]
@@ -64,6 +65,8 @@ _HEADER = struct.Struct("<Q")
 
 #: the status pipe of the forked child running a request (None elsewhere)
 _status_fd: int | None = None
+#: in a request's child: its stderr as it was before it was captured (:func:`progress`)
+_progress_fd: int | None = None
 
 
 @dataclass
@@ -84,6 +87,17 @@ class Outcome:
 def in_child() -> bool:
     """Whether this process is the child running a compiler request."""
     return _status_fd is not None
+
+
+def progress(text: str) -> None:
+    """A line for the user to see now, while the compiler works (the schedule search's):
+    a request's child writes it to the stderr it was started with, which its captured
+    stderr would hold back until the request ends."""
+    if _progress_fd is None:
+        print(text, file=sys.stderr, flush=True)
+        return
+    with contextlib.suppress(OSError):
+        os.write(_progress_fd, (text + "\n").encode())
 
 
 def report_stage(name: str) -> None:
@@ -151,10 +165,11 @@ def _picklable(exc: BaseException) -> BaseException:
 
 
 def _child(work: Callable[[], Any], status_w: int, err_w: int) -> None:
-    global _status_fd
+    global _status_fd, _progress_fd
     code = 0
     faulthandler.disable()  # its report of a crash would bypass the captured stderr
     try:
+        _progress_fd = os.dup(2)
         os.dup2(err_w, 2)
         os.environ["LLVM_DISABLE_SYMBOLIZATION"] = "1"
         signal.signal(signal.SIGINT, signal.SIG_DFL)

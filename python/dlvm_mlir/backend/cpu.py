@@ -70,7 +70,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Collection
 
 from mlir import ir
 from mlir.dialects import func as func_d
@@ -813,17 +813,20 @@ def lower_to_llvm_cpu(
     dump_dir: str | os.PathLike[str] | None = None,
     on_stage: Callable[[str, ir.Module], None] | None = None,
     stop_after: str | None = None,
+    skip: Collection[str] = (),
 ) -> LoweringResult:
     """Lower ``module`` (linalg on tensors) to the LLVM dialect, in place.
 
     ``options`` overrides ``threads``.  After each stage, ``on_stage(name,
     module)`` is called and, with ``dump_dir`` (or ``$DLVM_MLIR_DUMP_DIR``), the
     IR is written to ``NN-<stage>.mlir`` (``00-input.mlir`` is the input).
-    ``stop_after`` ends the pipeline after the named stage.
+    ``stop_after`` ends the pipeline after the named stage; the stages named in
+    ``skip`` do not run (the schedule search compiles a kernel that has been
+    through them already, :mod:`.tuning`).
     """
     options = options or (CpuOptions() if threads is None else CpuOptions(threads=threads))
     result = LoweringResult(module=module, signatures=entry_point_signatures(module))
-    stages = [(name, lambda stage=stage: stage(module, options)) for name, stage in CPU_STAGES]
+    stages = [(name, lambda stage=stage: stage(module, options)) for name, stage in CPU_STAGES if name not in skip]
     outcomes = run_stages(
         module, stages, kind="CPU", stage_seconds=result.stage_seconds,
         dump_dir=dump_dir, on_stage=on_stage, stop_after=stop_after,

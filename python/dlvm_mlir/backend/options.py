@@ -15,7 +15,10 @@ from functools import lru_cache
 from .. import _dlvm
 from .target import CpuTarget, host_target
 
-__all__ = ["CodegenOptions", "CpuOptions", "ScheduleOptions", "default_threads", "host_machine"]
+__all__ = ["CodegenOptions", "CpuOptions", "ScheduleOptions", "TUNING_MODES", "default_threads", "host_machine"]
+
+#: :attr:`ScheduleOptions.tuning`
+TUNING_MODES = ("off", "use", "search")
 
 
 @lru_cache(maxsize=1)
@@ -96,6 +99,9 @@ class ScheduleOptions:
     tasks_per_thread: int = 2
     #: register tile (m, n, k) for contractions; ``None``: from the target
     register_tile: tuple[int, int, int] | None = None
+    #: rows (m) of a contraction's register tile; 0: from the target (its vectors, n, are
+    #: the packed panels' width, fixed before the schedules run)
+    register_rows: int = 0
     #: cache tile targets (m, n, k) for contractions
     cache_tile: tuple[int, int, int] = (96, 128, 128)
     #: vector registers one generic-op tile may occupy
@@ -116,6 +122,23 @@ class ScheduleOptions:
     direct_convolutions: bool = True
     #: output channels in a direct convolution's register tile
     direct_convolution_rows: int = 6
+    #: at most this many vectors of output pixels in a direct convolution's register tile;
+    #: 0: from the target (4 with 32 vector registers, else 2)
+    direct_convolution_vectors: int = 0
+    #: row vectors a kernel-gradient tile accumulates before its accumulators are stored;
+    #: 0: :data:`.schedule.KERNEL_GRADIENT_SPAN` (grouped: ``GROUPED_KERNEL_GRADIENT_SPAN``)
+    kernel_gradient_span: int = 0
+    #: images per step of a kernel gradient along the filters; 0:
+    #: :data:`.schedule.KERNEL_GRADIENT_FILTER_IMAGES`
+    kernel_gradient_images: int = 0
+    #: the tuning database (:mod:`.tuning`): ``"use"`` its schedules, ``"search"`` (and
+    #: record) schedules of the kernels it lacks, or ``"off"``; default ``$DLVM_MLIR_TUNE``
+    #: (``use``)
+    tuning: str = field(default_factory=lambda: os.environ.get("DLVM_MLIR_TUNE", "use") or "use")
+
+    def __post_init__(self) -> None:
+        if self.tuning not in TUNING_MODES:
+            raise ValueError(f"tuning must be one of {', '.join(TUNING_MODES)}, got {self.tuning!r}")
 
 
 @dataclass(frozen=True)
@@ -157,9 +180,12 @@ class CpuOptions:
         )
 
     def key(self) -> str:
-        """Stable text identifying everything that affects the generated code."""
+        """Stable text identifying everything that affects the generated code (the tuning
+        database's stamp included, unless tuning is off)."""
+        from .tuning import database_stamp
+
         return repr(
             (self.threads, self.vectorize, self.fuse_elementwise,
              self.fast_math_approximations, self.pack_operands, self.im2col, self.caching_allocator, self.schedule,
-             self.target.key(), self.codegen().key())
+             self.target.key(), self.codegen().key(), database_stamp() if self.schedule.tuning != "off" else "")
         )

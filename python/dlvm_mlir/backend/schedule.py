@@ -65,6 +65,7 @@ from .kernels import Kernel, inline_kernels, outline_kernels
 from .options import ScheduleOptions
 from .target import CpuTarget
 from .tiling import best_divisor, pick_thread_dim
+from .tuning import options_for_kernel
 
 __all__ = [
     "SCHEDULE_ID_ATTR",
@@ -85,6 +86,7 @@ __all__ = [
     "read_splat_writes",
     "post_bufferize_script",
     "mark_transfer_hoisting",
+    "strip_schedule_tags",
 ]
 
 SCHEDULE_ID_ATTR = "dlvm.schedule_id"
@@ -193,8 +195,8 @@ def register_tile(target: CpuTarget, nest: LoopNest, options: ScheduleOptions) -
         con = nest.contraction
         row = con.b_row_length if con is not None else None
         rows = 4 if row is not None and row <= 4 * lanes else 6
-        return rows, 4 * lanes, 8
-    return 6, 2 * lanes, 4
+        return options.register_rows or rows, 4 * lanes, 8
+    return options.register_rows or 6, 2 * lanes, 4
 
 
 def _thread_tiles(
@@ -359,7 +361,7 @@ def _direct_convolution_plan(nest: LoopNest, target: CpuTarget, options: Schedul
     if options.threads > 1 and nest.iterations >= options.min_parallel_flops:
         candidates = list(conv.batch) + list(conv.output_channel) + [oh]
         thread_tiles, extents = _thread_tiles(nest, candidates, options, options.min_parallel_flops)
-    vectors = 4 if target.vector_registers >= 32 else 2
+    vectors = options.direct_convolution_vectors or (4 if target.vector_registers >= 32 else 2)
     # a power of two vectors per row (56 pixels: 32 + 16 + 8; a 48-wide tile ran at a
     # third of the speed: 64 -> 64 channels at 56x56, one core, 27 -> 76 GFLOP/s)
     fitting = min(vectors, extents[ow] // lanes)
@@ -441,7 +443,7 @@ def _kernel_gradient_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOp
         thread_tiles, extents = _thread_tiles(nest, candidates, options, options.min_parallel_flops)
     # images per step: enough that a tile's accumulators live for >= span row vectors
     # (16x16 images: 16 per step, 32x32: 4) before they go back to memory
-    span = GROUPED_KERNEL_GRADIENT_SPAN if grouped else KERNEL_GRADIENT_SPAN
+    span = options.kernel_gradient_span or (GROUPED_KERNEL_GRADIENT_SPAN if grouped else KERNEL_GRADIENT_SPAN)
     levels, extents = _image_chunks(extents, q, -(-span // (extents[u] * extents[vb])))
     sizes = [0] * nest.rank
     for d, size in ((b, rows_b), (f, rows_f)):
@@ -476,7 +478,7 @@ def _kernel_gradient_filters_plan(nest: LoopNest, target: CpuTarget, options: Sc
     if options.threads > 1 and nest.iterations >= options.min_parallel_flops:
         # whole vectors of filters per task
         thread_tiles, extents = _thread_tiles(nest, [b, f], options, options.min_parallel_flops, {f: lanes})
-    levels, extents = _image_chunks(extents, q, KERNEL_GRADIENT_FILTER_IMAGES)
+    levels, extents = _image_chunks(extents, q, options.kernel_gradient_images or KERNEL_GRADIENT_FILTER_IMAGES)
     # vectors of filters per tile: a power of two whose remainder is one too (7 vectors:
     # 3 x 2 + 1; a tile 3 vectors wide, 6 x 48, ran at a tenth of the speed); fewer vectors
     # take more channels (12 x 2, 24 x 1)
@@ -878,7 +880,8 @@ def _collect_linalg_ops(module: ir.Module) -> list[ir.Operation]:
                      and len(op.results) > 0)
 
 
-def _strip_schedule_ids(module: ir.Module) -> None:
+def strip_schedule_tags(module: ir.Module) -> None:
+    """Remove the schedule ids and init / epilogue tags of every op."""
     def visit(op: ir.Operation) -> ir.WalkResult:
         for name in (SCHEDULE_ID_ATTR, SCHEDULE_INIT_ATTR, SCHEDULE_EPILOGUE_ATTR):
             if name in op.attributes:
@@ -990,6 +993,8 @@ def apply_op_schedules(
     in its record (``error``); a fused plan is retried unfused (its fill then
     scheduled on its own), other plans with vectorization only; if that fails
     too, the op stays a scalar op that the loop lowering handles later.
+    A kernel in the tuning database (:mod:`.tuning`) is scheduled with its
+    entry's options; in ``search`` mode, one missing from it is searched first.
     """
     groups: dict[int, list[ir.Operation]] = {}
     nests: dict[int, LoopNest] = {}
@@ -1024,14 +1029,16 @@ def apply_op_schedules(
     records_by_id: dict[int, list[OpScheduleRecord]] = {}
     next_id = len(groups)
     for kernel in kernels:
-        records = _schedule_kernel(kernel, nests[kernel.schedule_id], kernel.schedule_id in fused_inits,
-                                   kernel.schedule_id in epilogues, next_id, target, options)
+        nest = nests[kernel.schedule_id]
+        kernel_options = options_for_kernel(kernel.function, nest, target, options)
+        records = _schedule_kernel(kernel, nest, kernel.schedule_id in fused_inits,
+                                   kernel.schedule_id in epilogues, next_id, target, kernel_options)
         next_id += len(records)
         records_by_id[kernel.schedule_id] = records
         for duplicate in kernel.duplicates:
             records_by_id[duplicate] = [replace(record, shared=True) for record in records]
     inline_kernels(module, kernels if options.share_kernels else [])
-    _strip_schedule_ids(module)
+    strip_schedule_tags(module)
     return [record for schedule_id in sorted(records_by_id) for record in records_by_id[schedule_id]]
 
 

@@ -2,7 +2,7 @@
 
     dlvm-compile model.mlir -o libmodel.so [--header model.h] [--emit so|obj|asm|llvm]
                  [--target cpu|cuda] [--threads N] [--entry f ...] [--no-optimize]
-                 [--check-bounds] [--timing]
+                 [--check-bounds] [--timing] [--tuning use|search|off]
 
 The program goes through every stage of ``dlvm_mlir.compile`` (in a forked
 compiler process, so a crash is an ``internal compiler error`` with a
@@ -12,7 +12,9 @@ reproducer, exit 1). ``--emit so`` (the default) links a shared object that
 relocatable object, ``asm`` assembly, ``llvm`` optimized LLVM IR.
 ``--header`` writes a C header declaring ``<name>_<f>(...)`` with plain
 pointers for each entry point (:mod:`dlvm_mlir.backend.header`), ``<name>``
-being the header's file name without its suffix.
+being the header's file name without its suffix.  ``--tuning search``
+searches the schedules of the heavy kernels that the tuning database lacks
+and records them (:mod:`dlvm_mlir.backend.tuning`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import functools
 import sys
 from pathlib import Path
 
+from ..backend.options import TUNING_MODES
 from ..compiler_process import direct_mode
 from ..errors import DLVMError
 from .diagnostics import report_error
@@ -47,6 +50,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--check-bounds", action="store_true",
                         help="check run-time indices (dlvm-check-bounds); the C entry returns the failed check")
     parser.add_argument("--timing", action="store_true", help="print where the compile time went")
+    parser.add_argument("--tuning", choices=TUNING_MODES, default=None,
+                        help="the tuning database (CPU): 'use' its schedules, 'search' the heavy kernels "
+                             "it lacks first (a few seconds each), or 'off' (default: $DLVM_MLIR_TUNE, else use)")
     return parser
 
 
@@ -66,6 +72,7 @@ def run(argv: list[str] | None = None) -> int:
         check_bounds=args.check_bounds,
         entry_points=args.entry,
         **({} if args.threads is None else {"threads": args.threads}),
+        **({} if args.tuning is None else {"tuning": args.tuning}),
     )
     filename = str(args.file)
     output = args.output.resolve()
