@@ -205,7 +205,15 @@ def main() -> int:
     parser.add_argument("--skip", nargs="*", default=[], choices=["jax", "torch"])
     parser.add_argument("--peak", type=float, default=228.0,
                         help="FMA ceiling of all threads in GFLOP/s (Zen 4, AVX-512, 2 cores: 228)")
+    parser.add_argument("--tuning", choices=("off", "use", "search"),
+                        help="dlvm's tuning database (default: $DLVM_MLIR_TUNE, else use; search: tune the "
+                             "layers' kernels first, a few seconds each)")
     args = parser.parse_args()
+    if args.tuning:
+        os.environ["DLVM_MLIR_TUNE"] = args.tuning
+    from dlvm_mlir.backend.tuning import summary
+
+    print(f"dlvm {summary()}", flush=True)
 
     frameworks = ["dlvm"] + [f for f in ("torch", "jax") if f not in args.skip]
     builders = {"dlvm": dlvm_runners, "torch": torch_runners, "jax": jax_runners}

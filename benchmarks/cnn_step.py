@@ -210,7 +210,15 @@ def main() -> int:
     parser.add_argument("--settle", type=int, default=1)
     parser.add_argument("--pause", type=float, default=0.2)
     parser.add_argument("--skip", nargs="*", default=[], choices=["jax", "torch", "compile"])
+    parser.add_argument("--tuning", choices=("off", "use", "search"),
+                        help="dlvm's tuning database (default: $DLVM_MLIR_TUNE, else use; search: tune the "
+                             "layers' kernels first, a few seconds each)")
     args = parser.parse_args()
+    if args.tuning:
+        os.environ["DLVM_MLIR_TUNE"] = args.tuning
+    from dlvm_mlir.backend.tuning import summary
+
+    print(f"dlvm {summary()}", flush=True)
 
     turns = Turns(repeats=args.repeats, block=args.block, settle=args.settle, pause=args.pause)
     results: dict[int, dict[str, float]] = {}

@@ -37,7 +37,7 @@ from mlir import ir
 from . import crash_guard
 from .cache import MemoryCache, cache_key, cache_stats, disk_cache
 from .errors import CompileError, DLVMError
-from .backend.options import TUNING_MODES, default_threads
+from .backend.options import TUNING_MODES, default_threads, default_tuning
 from .parsing import parse_alone, parse_module
 from .stages import STAGES, FrontOptions, run_front_stages
 
@@ -78,7 +78,7 @@ class CompileOptions:
     """The functions callable from outside (None: every public function,
     synthesized derivatives included); the others become private, and those
     no entry point calls are not compiled."""
-    tuning: str = field(default_factory=lambda: os.environ.get("DLVM_MLIR_TUNE", "use") or "use")
+    tuning: str = field(default_factory=default_tuning)
     """The CPU back end's tuning database (:mod:`dlvm_mlir.backend.tuning`): ``use`` it,
     ``search`` schedules for the kernels it lacks (a few seconds each), or ``off``;
     default ``$DLVM_MLIR_TUNE`` (``use``)."""

@@ -316,3 +316,18 @@ def test_the_command_line(tmp_path) -> None:
     cleared = subprocess.run([sys.executable, "-m", "dlvm_mlir.backend.tuning", "clear"], capture_output=True,
                              text=True, env=env, check=True).stdout
     assert "removed 1 entries" in cleared
+
+
+def test_the_pipeline_option(tmp_path) -> None:
+    """``dlvm-cpu-pipeline{tuning=...}``: a bad mode (given, or in ``$DLVM_MLIR_TUNE``) is an
+    error at the input's location, exit 1; ``off`` compiles."""
+    source = tmp_path / "mm.mlir"
+    source.write_text(MATMUL)
+    opt = [sys.executable, "-m", "dlvm_mlir.tools.opt", str(source)]
+    bad = subprocess.run(opt + ["--dlvm-cpu-pipeline=tuning=sometimes"], capture_output=True, text=True)
+    assert bad.returncode == 1 and "error: tuning must be one of off, use, search" in bad.stderr, bad.stderr
+    env = dict(os.environ, DLVM_MLIR_TUNE="sometimes")
+    bad = subprocess.run(opt + ["--dlvm-cpu-pipeline"], capture_output=True, text=True, env=env)
+    assert bad.returncode == 1 and "error: $DLVM_MLIR_TUNE must be one of" in bad.stderr, bad.stderr
+    good = subprocess.run(opt + ["--dlvm-cpu-pipeline=tuning=off"], capture_output=True, text=True, env=env)
+    assert good.returncode == 0 and "llvm.func" in good.stdout, good.stderr

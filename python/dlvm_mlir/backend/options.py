@@ -15,7 +15,8 @@ from functools import lru_cache
 from .. import _dlvm
 from .target import CpuTarget, host_target
 
-__all__ = ["CodegenOptions", "CpuOptions", "ScheduleOptions", "TUNING_MODES", "default_threads", "host_machine"]
+__all__ = ["CodegenOptions", "CpuOptions", "ScheduleOptions", "TUNING_MODES", "default_threads", "default_tuning",
+           "host_machine"]
 
 #: :attr:`ScheduleOptions.tuning`
 TUNING_MODES = ("off", "use", "search")
@@ -60,6 +61,11 @@ class CodegenOptions:
         triple, cpu, features = host_machine()
         return repr((self.opt_level, self.codegen_opt_level, self.cpu or cpu, self.features or (features if not self.cpu else ""),
                      triple, self.post_ra_scheduling, self.llvm_options))
+
+
+def default_tuning() -> str:
+    """``$DLVM_MLIR_TUNE``, else ``"use"`` (:attr:`ScheduleOptions.tuning`; not checked here)."""
+    return os.environ.get("DLVM_MLIR_TUNE", "") or "use"
 
 
 def default_threads() -> int:
@@ -134,7 +140,7 @@ class ScheduleOptions:
     #: the tuning database (:mod:`.tuning`): ``"use"`` its schedules, ``"search"`` (and
     #: record) schedules of the kernels it lacks, or ``"off"``; default ``$DLVM_MLIR_TUNE``
     #: (``use``)
-    tuning: str = field(default_factory=lambda: os.environ.get("DLVM_MLIR_TUNE", "use") or "use")
+    tuning: str = field(default_factory=lambda: default_tuning())
 
     def __post_init__(self) -> None:
         if self.tuning not in TUNING_MODES:

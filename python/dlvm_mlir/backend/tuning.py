@@ -79,6 +79,7 @@ __all__ = [
     "kernel_key",
     "measure_candidates",
     "search",
+    "summary",
     "tuned_options",
 ]
 
@@ -508,6 +509,16 @@ def options_for_kernel(
               f"{chosen}; {result.candidates} candidates in {result.seconds:.1f} s)")
     database.store(key, result.entry(nest, kind))
     return result.options
+
+
+def summary() -> str:
+    """One line: the tuning mode and the database (for benchmark reports)."""
+    from .options import default_tuning
+
+    path = database_path()
+    where = "no database (disk cache off)" if path is None else (
+        f"{len(TuningDatabase(path).read())} entries in {path}" if path.exists() else f"no database yet ({path})")
+    return f"tuning: {default_tuning()}; {where}"
 
 
 # --------------------------------------------------------------------------

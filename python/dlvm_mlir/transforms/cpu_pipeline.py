@@ -52,7 +52,7 @@ from dlvm_mlir.backend.cpu import (
     entry_point_signatures,
     lower_to_llvm_cpu,
 )
-from dlvm_mlir.backend.options import ScheduleOptions, default_threads
+from dlvm_mlir.backend.options import TUNING_MODES, ScheduleOptions, default_threads, default_tuning
 from dlvm_mlir.backend.target import CpuTarget, host_target
 from dlvm_mlir.passes import Call, ModulePass, Option, Step, register_pass
 from dlvm_mlir.transforms._lowering import (
@@ -81,8 +81,10 @@ def cpu_options(
     direct_conv: bool = True,
     vector_bits: int = 0,
     caching_allocator: bool = True,
+    tuning: str = "",
 ) -> CpuOptions:
-    """The :class:`CpuOptions` for the pass options (``vector_bits=0``: the host's)."""
+    """The :class:`CpuOptions` for the pass options (``vector_bits=0``: the host's;
+    ``tuning=""``: :func:`default_tuning`)."""
     target: CpuTarget = host_target()
     if vector_bits:
         target = replace(target, vector_bits=vector_bits, vector_registers=32 if vector_bits == 512 else 16)
@@ -94,7 +96,7 @@ def cpu_options(
         pack_operands=pack,
         im2col=im2col,
         caching_allocator=caching_allocator,
-        schedule=ScheduleOptions(direct_convolutions=direct_conv),
+        schedule=ScheduleOptions(direct_convolutions=direct_conv, tuning=tuning or default_tuning()),
         target=target,
     )
 
@@ -118,10 +120,16 @@ class CpuPipeline(ModulePass):
         Option("caching-allocator", bool, True,
                "memref.alloc/dealloc call _mlir_memref_to_llvm_{alloc,aligned_alloc,free} (bound to dlvm_mlir's "
                "caching allocator by its JIT; false: malloc/free)"),
+        Option("tuning", str, "", "the tuning database's schedules: use, search (the heavy kernels it lacks, "
+               "then use) or off; empty: $DLVM_MLIR_TUNE, else use", default_doc="$DLVM_MLIR_TUNE, else use"),
         Option("stop-at", str, "to-llvm", "stop after this stage", choices=STOP_POINTS),
     )
 
     def _problem(self) -> str | None:
+        if self.tuning and self.tuning not in TUNING_MODES:
+            return f"tuning must be one of {', '.join(TUNING_MODES)} (or empty), got '{self.tuning}'"
+        if not self.tuning and default_tuning() not in TUNING_MODES:
+            return f"$DLVM_MLIR_TUNE must be one of {', '.join(TUNING_MODES)}, got '{default_tuning()}'"
         if not 1 <= self.threads <= 1024:
             return f"threads must be in [1, 1024], got {self.threads}"
         if self.vector_bits not in VECTOR_BITS:
@@ -139,6 +147,7 @@ class CpuPipeline(ModulePass):
             direct_conv=self.direct_conv,
             vector_bits=self.vector_bits,
             caching_allocator=self.caching_allocator,
+            tuning=self.tuning,
         )
 
     def expand(self) -> Sequence[str | ModulePass] | None:
