@@ -331,3 +331,28 @@ def test_the_pipeline_option(tmp_path) -> None:
     assert bad.returncode == 1 and "error: $DLVM_MLIR_TUNE must be one of" in bad.stderr, bad.stderr
     good = subprocess.run(opt + ["--dlvm-cpu-pipeline=tuning=off"], capture_output=True, text=True, env=env)
     assert good.returncode == 0 and "llvm.func" in good.stdout, good.stderr
+
+
+def test_a_failed_search_is_recorded_once(tmp_path, monkeypatch, capfd) -> None:
+    """A search that fails leaves the heuristics' schedule, says so, and is recorded (the
+    defaults, with why) so that later compiles do not try again."""
+    database = tmp_path / "tuning.json"
+    monkeypatch.setenv("DLVM_MLIR_TUNING_DB", str(database))
+    monkeypatch.setattr(tuning, "MIN_MULTIPLY_ADDS", 0)
+    attempts = []
+
+    def failing(text, target, threads):
+        attempts.append(text)
+        raise ValueError("no timer here\nthe kernel takes a scalar")
+
+    monkeypatch.setattr(tuning, "measure_candidates", failing)
+    linalg = str(lower(MATMUL, until="linalg"))
+    options = CpuOptions(threads=2, schedule=ScheduleOptions(tuning="search"))
+    for _ in range(2):
+        exe = compile_cpu(linalg, options=options, use_cache=False)
+    assert len(attempts) == 1
+    assert "the search failed (ValueError: the kernel takes a scalar)" in capfd.readouterr().err
+    (entry,) = tuning.TuningDatabase(database).read().values()
+    assert entry["knobs"] == {} and entry["error"] == "ValueError: the kernel takes a scalar"
+    a, b = RNG.standard_normal((70, 300)).astype(np.float32), RNG.standard_normal((300, 200)).astype(np.float32)
+    np.testing.assert_allclose(exe.entry("mm")(a, b), np.tanh(a.astype(np.float64) @ b), rtol=1e-4, atol=1e-4)

@@ -471,12 +471,12 @@ def _progress(text: str) -> None:
 
 
 def options_for_kernel(
-    function: ir.Operation, nest: LoopNest, target: CpuTarget, options: ScheduleOptions,
-    measure: Callable[[str], Measure] | None = None,
+    function: ir.Operation, nest: LoopNest, target: CpuTarget, options: ScheduleOptions
 ) -> ScheduleOptions:
     """The schedule options of one kernel: the database's, searched first in ``search``
-    mode if it has none and the kernel is worth it (``measure(kernel_text)`` makes its
-    timer, by default :func:`measure_candidates`)."""
+    mode if it has none and the kernel is worth it (timed by :func:`measure_candidates`).
+    A search that fails (a kernel that takes a scalar) is recorded as the defaults, with
+    why, so it is not tried again."""
     if options.tuning == "off":
         return options
     path = database_path()
@@ -493,13 +493,15 @@ def options_for_kernel(
     entry = database.lookup(key)
     if entry is not None or options.tuning != "search" or nest.iterations < MIN_MULTIPLY_ADDS:
         return tuned_options(options, entry)
-    timer = measure(text) if measure is not None else measure_candidates(text, target, options.threads)
     _progress(f"{_describe(nest, kind)} ...")
     try:
-        result = search(nest, target, options, timer, report=_progress)
+        result = search(nest, target, options, measure_candidates(text, target, options.threads), report=_progress)
     except Exception as exc:  # noqa: BLE001 - a failed search leaves the heuristics' schedule
-        _progress(f"  search failed ({type(exc).__name__}: {str(exc).strip().splitlines()[-1:] or ''}); "
-                  "default schedule")
+        lines = str(exc).strip().splitlines()
+        why = f"{type(exc).__name__}: {lines[-1] if lines else ''}"
+        _progress(f"  the search failed ({why}); the heuristics' schedule")
+        database.store(key, {"knobs": {}, "op": nest.op_name, "plan": kind, "ranges": list(nest.ranges),
+                             "error": why, "date": time.strftime("%Y-%m-%d")})
         return options
     if result is None:
         return options
