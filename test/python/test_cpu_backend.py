@@ -1960,9 +1960,45 @@ def test_convolution_gradients_as_im2col() -> None:
     direct = compile_cpu(src, options=CpuOptions(im2col=False), use_cache=False)
     kinds = [r.plan.kind for r in im2col.lowering.schedules]
     assert "convolution" not in kinds and kinds.count("contraction") >= 2
+    # the im2col copies read windows (x[h + i]): their window loops are unit tiles, folded
+    # before vectorizing (they used to fail to vectorize and became scalar loops)
+    copies = [r for r in im2col.lowering.schedules if r.plan.fold_unit_dims and r.plan.kind == "generic"]
+    assert copies and not any(r.error or r.fallback for r in im2col.lowering.schedules), im2col.lowering.schedules
     x, k, dy = rand(8, 16, 12, 12), rand(24, 16, 3, 3), rand(8, 24, 12, 12)
     for got, want in zip(im2col.entry("grads")(x, k, dy), direct.entry("grads")(x, k, dy)):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("read,shape", [
+    ("(d0, d1 + d2, d3)", (8, 12, 40)),               # a window along rows
+    ("(d0, d1 * 2 + d2 * 3, d3 + d2)", (8, 25, 42)),  # strided and dilated; d2 in two sums
+    ("(d1 + d2 + d3, d0)", (51, 8)),                  # three loops in one sum; innermost kept
+])
+def test_window_copies_are_vectorized(read, shape) -> None:
+    """A copy reading sums of loops (an im2col copy) is vectorized with unit tiles on all
+    but the longest loop of each sum (LoopNest.window_dims), and reads the right elements."""
+    x_type = "x".join(map(str, shape)) + "xf32"
+    src = f"""
+#in = affine_map<(d0, d1, d2, d3) -> {read}>
+#out = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @g(%x: tensor<{x_type}>) -> tensor<8x10x3x40xf32> {{
+  %e = tensor.empty() : tensor<8x10x3x40xf32>
+  %r = linalg.generic {{indexing_maps = [#in, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}} ins(%x : tensor<{x_type}>) outs(%e : tensor<8x10x3x40xf32>) {{
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  }} -> tensor<8x10x3x40xf32>
+  return %r : tensor<8x10x3x40xf32>
+}}
+"""
+    exe = compile_cpu(src, threads=2, use_cache=False)
+    (record,) = exe.lowering.schedules
+    assert record.plan.fold_unit_dims and not record.error and not record.fallback, record
+    x = rand(*shape)
+    i0, i1, i2, i3 = np.meshgrid(*map(np.arange, (8, 10, 3, 40)), indexing="ij")
+    want = {"(d0, d1 + d2, d3)": lambda: x[i0, i1 + i2, i3],
+            "(d0, d1 * 2 + d2 * 3, d3 + d2)": lambda: x[i0, i1 * 2 + i2 * 3, i3 + i2],
+            "(d1 + d2 + d3, d0)": lambda: x[i1 + i2 + i3, i0]}[read]()
+    np.testing.assert_array_equal(exe.entry("g")(x), want)
 
 
 def test_gather_from_a_strided_slice() -> None:

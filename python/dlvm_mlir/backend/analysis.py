@@ -69,6 +69,10 @@ class LoopNest:
     convolution: ConvolutionLoops | None = None
     #: the op's :data:`SCHEDULE_HINT_ATTR`, or ""
     hint: str = ""
+    #: loops an input reads added to a longer loop (``x[h + i]``: ``i``), for each such
+    #: sum all but its longest loop: tiled by 1 and folded, they leave every input read
+    #: a plain loop (:func:`window_dims`)
+    window_dims: tuple[int, ...] = ()
 
     @property
     def rank(self) -> int:
@@ -181,6 +185,32 @@ def _linear(expr: ir.AffineExpr) -> bool:
     if isinstance(expr, ir.AffineBinaryExpr):
         return _linear(expr.lhs) and _linear(expr.rhs)
     return True
+
+
+def _expr_dims(expr: ir.AffineExpr) -> list[int]:
+    if isinstance(expr, ir.AffineDimExpr):
+        return [expr.position]
+    if isinstance(expr, ir.AffineBinaryExpr):
+        return _expr_dims(expr.lhs) + _expr_dims(expr.rhs)
+    return []
+
+
+def window_dims(maps: list[ir.AffineMap], n_inputs: int, ranges: list[int]) -> tuple[int, ...]:
+    """The loops that inputs read added to other loops (an im2col copy's ``x[oh + kh]``),
+    all but the longest loop of each sum (the last of equals).
+
+    The linalg vectorizer takes only projected permutations: an op reading a window
+    fails to vectorize (and became scalar loops).  Tiled by 1, these loops fold away
+    (their index is the tile's offset) and each read is a plain, possibly strided, loop.
+    """
+    found: set[int] = set()
+    for amap in maps[:n_inputs]:
+        for expr in amap.results:
+            dims = sorted(set(_expr_dims(expr)))
+            if len(dims) > 1:
+                keep = max(dims, key=lambda d: (ranges[d], d))
+                found.update(d for d in dims if d != keep)
+    return tuple(sorted(found))
 
 
 def _tileable(maps: list[ir.AffineMap]) -> bool:
@@ -357,6 +387,7 @@ def analyze_linalg_op(op: ir.Operation) -> LoopNest | None:
         contraction=_contraction_loops(op),
         convolution=_convolution_loops(op),
         hint=ir.StringAttr(op.attributes[SCHEDULE_HINT_ATTR]).value if SCHEDULE_HINT_ATTR in op.attributes else "",
+        window_dims=window_dims(maps, len(operands) - n_outputs, [int(r) for r in ranges if r is not None]),
     )
 
 

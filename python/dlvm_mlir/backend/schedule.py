@@ -537,6 +537,12 @@ def _reduction_blocks(nest: LoopNest, extents: tuple[int, ...]) -> tuple[int, ..
 
 
 def _generic_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -> Plan:
+    """Thread split, outer reductions blocked, a register tile of a few vectors.
+
+    An op that reads a window (:attr:`LoopNest.window_dims`, parallel loops only: an
+    im2col copy) gets unit tiles on the window's loops, which fold away before it is
+    vectorized: the vectorizer rejects reads of sums of loops.
+    """
     lanes = target.lanes(nest.element_bytes)
     thread_tiles, extents = None, nest.ranges
     if options.threads > 1 and nest.iterations >= options.min_parallel_iterations:
@@ -547,6 +553,17 @@ def _generic_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -
         levels.append(TileLevel(sizes=blocks, extents=tuple(extents)))
         extents = tuple(b if b else e for b, e in zip(blocks, extents))
     budget = lanes * options.generic_tile_vectors
+    windows = [d for d in nest.window_dims if extents[d] > 1]
+    if windows and all(d in nest.parallel_dims for d in windows):
+        sizes = _generic_tile_sizes(nest, tuple(1 if d in windows else e for d, e in enumerate(extents)), budget, lanes)
+        for d in windows:
+            sizes[d] = 1
+        order = tuple(nest.parallel_dims + nest.reduction_dims)
+        remainders = [0] * nest.rank
+        remainders[-1] = lanes
+        level = TileLevel(sizes=tuple(sizes), interchange=order, extents=tuple(extents),
+                          remainder_sizes=tuple(remainders))
+        return Plan(kind="generic", thread_tiles=thread_tiles, levels=(*levels, level), fold_unit_dims=True)
     sizes = _generic_tile_sizes(nest, extents, budget, lanes)
     order = tuple(nest.parallel_dims + nest.reduction_dims)
     if any(sizes):

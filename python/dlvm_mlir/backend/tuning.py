@@ -321,8 +321,9 @@ Measure = Callable[[Sequence[ScheduleOptions]], list[float]]
 def measure_candidates(kernel_text: str, target: CpuTarget, threads: int) -> Measure:
     """A timer of the kernel ``kernel_text`` (:func:`kernel_module`) under candidate
     schedule options: each candidate is compiled (once; from the schedules on, as in a
-    whole program) and loaded, then the candidates' calls take turns, :data:`ROUNDS`
-    rounds of at least :data:`ROUND_SECONDS`; the median seconds per call of each."""
+    whole program) and loaded, then the candidates' calls take turns (each round starting
+    at the next candidate), :data:`ROUNDS` rounds of at least :data:`ROUND_SECONDS`; the
+    median seconds per call of each."""
     from mlir import ir
 
     from .cache import build_cpu_object, load_object, private_object_path
@@ -355,8 +356,13 @@ def measure_candidates(kernel_text: str, target: CpuTarget, threads: int) -> Mea
             call()
             repeats.append(max(1, math.ceil(ROUND_SECONDS / max(time.perf_counter() - start, 1e-7))))
         samples: list[list[float]] = [[] for _ in calls]
-        for _ in range(ROUNDS):
-            for index, call in enumerate(calls):
+        for round_index in range(ROUNDS):
+            # each round starts at the next candidate: none always runs first (after the
+            # previous round's last), or always after the same one
+            order = list(range(len(calls)))
+            order = order[round_index % len(calls):] + order[:round_index % len(calls)]
+            for index in order:
+                call = calls[index]
                 start = time.perf_counter()
                 for _ in range(repeats[index]):
                     call()
