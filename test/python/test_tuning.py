@@ -114,12 +114,12 @@ def _fake_timer(prefer: dict[str, object], calls: list[int]):
 
 def test_the_search_records_its_pick_and_other_processes_use_it(tmp_path, monkeypatch) -> None:
     """In search mode a kernel missing from the database is searched (here with a fake timer
-    that favours 4 rows) and recorded; another process compiles it with that schedule in use
+    that favours 6 rows) and recorded; another process compiles it with that schedule in use
     mode without measuring; the code is correct."""
     database = tmp_path / "tuning.json"
     monkeypatch.setenv("DLVM_MLIR_TUNING_DB", str(database))
     calls: list[int] = []
-    monkeypatch.setattr(tuning, "measure_candidates", _fake_timer({"direct_convolution_rows": 4}, calls))
+    monkeypatch.setattr(tuning, "measure_candidates", _fake_timer({"direct_convolution_rows": 6}, calls))
     source = _conv_gradients(2, 16, 6, 64, 1, 24, 3).split("func.func @seeded")[0]
     linalg = str(lower(source, until="linalg"))
     monkeypatch.setattr(tuning, "MIN_MULTIPLY_ADDS", 0)
@@ -127,7 +127,7 @@ def test_the_search_records_its_pick_and_other_processes_use_it(tmp_path, monkey
                            use_cache=False)
     assert calls, "nothing was measured"
     entries = tuning.TuningDatabase(database).read()
-    assert [e["knobs"] for e in entries.values()] == [{"direct_convolution_rows": 4}]
+    assert [e["knobs"] for e in entries.values()] == [{"direct_convolution_rows": 6}]
     (entry,) = entries.values()
     assert entry["plan"] == "direct-convolution" and entry["default_us"] > entry["best_us"] > 0
 
@@ -139,9 +139,9 @@ def test_the_search_records_its_pick_and_other_processes_use_it(tmp_path, monkey
         return compile_cpu(linalg, options=CpuOptions(threads=2, schedule=ScheduleOptions(tuning="off", **knobs)),
                            use_cache=False)
 
-    # (each task's 6 filters: tiles of 3 rows for 4; by default one tile of all 6, untiled: 0)
-    assert tile_rows(searched) == tile_rows(compiled(direct_convolution_rows=4)) == 3
-    assert tile_rows(compiled()) == 0
+    # (each task's 6 filters: by default tiles of 3 rows (for 4); for 6 one tile of all 6, untiled: 0)
+    assert tile_rows(searched) == tile_rows(compiled(direct_convolution_rows=6)) == 0
+    assert tile_rows(compiled()) == 3
     # another process, in use mode: the database's schedule, nothing measured (the fake timer
     # is not there)
     script = f"""
@@ -157,7 +157,7 @@ print([r.plan.levels[-1].sizes[1] for r in exe.lowering.schedules if r.plan.kind
     env = dict(os.environ, DLVM_MLIR_TUNE="use")
     out = subprocess.run([sys.executable, "-c", script], input=linalg, capture_output=True, text=True, env=env,
                          check=True).stdout
-    assert out.strip() == "[3]"
+    assert out.strip() == "[0]"
     x = RNG.standard_normal((2, 16, 6, 64)).astype(np.float32)
     k = RNG.standard_normal((24, 16, 3, 3)).astype(np.float32)
     want = interpret(lower(source, until="ad"), "fwd", x, k, dtype=np.float64)
@@ -197,7 +197,8 @@ def _search(monkeypatch, times, budget=60.0, clock=None):
         return [times(c) for c in candidates]
 
     kwargs = {} if clock is None else {"clock": clock}
-    result = tuning.search(_Nest(), None, ScheduleOptions(tuning="off"), measure, budget=budget, **kwargs)
+    start = ScheduleOptions(tuning="off", direct_convolution_rows=6)
+    result = tuning.search(_Nest(), None, start, measure, budget=budget, **kwargs)
     return result, measured
 
 

@@ -334,11 +334,25 @@ def _convolution_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOption
     return Plan(kind="convolution", thread_tiles=thread_tiles, levels=(level,), decompose=True)
 
 
+#: output channels of a direct convolution's register tile a full row wide (4 vectors on
+#: AVX-512: 16 accumulators).  The schedule search (:mod:`.tuning`) kept choosing 4 over 6
+#: rows for 32x32 images and 16 rows over 12 for 16x16 ones; in whole layers, in turns
+#: (``ab_variants.py``, Nov 27, 30 calls each), 6 rows (x2 for narrow tiles) against 4 (x4),
+#: ms: 3x3 64->64 forward 7.64 / 7.26, input gradient 7.72 / 7.38; 3x3 128->128 7.57 /
+#: 7.36, 7.60 / 7.40; stride 2 input gradient 6.19 / 5.94; 1x1 forward 1.19 / 1.01, input
+#: gradient 0.94 / 0.93; CNN step batch 128 127.0 / 124.1, batch 32 26.8 / 26.6; worse only
+#: the stride-2 forward (phases of 1-4 taps): 5.05 / 5.43
+DIRECT_CONVOLUTION_ROWS = 4
+#: a narrower tile takes up to this many times the rows (one vector: 16 x 16, the same
+#: 16 accumulators; with 6 rows the factor was 2: 24 x 16 measured slower than 12 x 16)
+NARROW_ROWS_FACTOR = 4
+
+
 def _direct_convolution_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -> Plan | None:
     """A 2-D convolution with unit strides along its rows computed in place (:mod:`.conv_direct`).
 
     The register tile covers output channels by one output row of up to 4
-    vectors (AVX-512: 12 channels x 32 pixels or x 16, 6 x 64: 12-24
+    vectors (AVX-512: 4 channels x 64 pixels, 8 x 32 or 16 x 16: 16
     accumulators), steps of 8 input channels and unit filter loops; once its
     unit loops are folded, a tile is a contraction over the input channels,
     broadcast FMAs of the filter with the input row shifted by the tap, on
@@ -366,10 +380,8 @@ def _direct_convolution_plan(nest: LoopNest, target: CpuTarget, options: Schedul
     # third of the speed: 64 -> 64 channels at 56x56, one core, 27 -> 76 GFLOP/s)
     fitting = min(vectors, extents[ow] // lanes)
     width = lanes * (1 << (fitting.bit_length() - 1))
-    # at most twice the rows for a row of one vector (12 x 16 rather than 24 x 16 on AVX-512:
-    # the stride-2 layer's phase convolutions of 1-4 taps, input gradient 9.1 -> 7.3 ms,
-    # forward 4% faster; 1x1 5% faster; 9-tap layers and the CNN step unchanged)
-    rows = options.direct_convolution_rows * min(2, vectors * lanes // width)
+    # more rows for a narrower row: about the same number of accumulators
+    rows = (options.direct_convolution_rows or DIRECT_CONVOLUTION_ROWS) * min(NARROW_ROWS_FACTOR, vectors * lanes // width)
     (f,) = conv.output_channel
     # a divisor of the filters close to the tile (90 filters: 5 x 18 rather than 3 x 24 + 18,
     # one core 91 -> 101 GFLOP/s)
