@@ -357,3 +357,24 @@ def test_a_failed_search_is_recorded_once(tmp_path, monkeypatch, capfd) -> None:
     assert entry["knobs"] == {} and entry["error"] == "ValueError: the kernel takes a scalar"
     a, b = RNG.standard_normal((70, 300)).astype(np.float32), RNG.standard_normal((300, 200)).astype(np.float32)
     np.testing.assert_allclose(exe.entry("mm")(a, b), np.tanh(a.astype(np.float64) @ b), rtol=1e-4, atol=1e-4)
+
+
+def test_the_measured_kernel_allocates_its_result_as_the_program_does(tmp_path, monkeypatch) -> None:
+    """The kernel a search times gets a ``tensor.empty`` where the program passes one (its
+    fill's init): as an entry point's read-only argument it would be copied before each
+    call, a cost the program does not have (it hid a 1x1 convolution's differences)."""
+    monkeypatch.setenv("DLVM_MLIR_TUNING_DB", str(tmp_path / "tuning.json"))
+    monkeypatch.setattr(tuning, "MIN_MULTIPLY_ADDS", 0)
+    texts: list[str] = []
+
+    def timer(text, target, threads):
+        texts.append(text)
+        return lambda candidates: [1.0] * len(candidates)
+
+    monkeypatch.setattr(tuning, "measure_candidates", timer)
+    source = _conv_gradients(2, 16, 6, 64, 1, 24, 3).split("func.func @seeded")[0]
+    compile_cpu(str(lower(source, until="linalg")),
+                options=CpuOptions(threads=2, schedule=ScheduleOptions(tuning="search")), use_cache=False)
+    (text,) = texts
+    fill = next(line for line in text.splitlines() if "linalg.fill" in line)
+    assert "tensor.empty()" in text and "outs(%arg" not in fill, text

@@ -42,6 +42,8 @@ class Kernel:
     function: ir.Operation
     #: schedule id of the kernel's own main op
     schedule_id: int
+    #: the call that replaced its ops (the first, for a kernel that others merged into)
+    call: ir.Operation | None = None
     #: schedule ids of the main ops of the kernels merged into this one
     duplicates: list[int] = field(default_factory=list)
 
@@ -150,7 +152,7 @@ def outline_kernels(module: ir.Module, groups: dict[int, list[ir.Operation]]) ->
             text = _signature(function)
             same = by_text.get(text)
             if same is None:
-                kernel = Kernel(function, schedule_id)
+                kernel = Kernel(function, schedule_id, call)
                 by_text[text] = kernel
                 kernels.append(kernel)
                 continue

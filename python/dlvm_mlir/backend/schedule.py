@@ -1059,7 +1059,7 @@ def apply_op_schedules(
     next_id = len(groups)
     for kernel in kernels:
         nest = nests[kernel.schedule_id]
-        kernel_options = options_for_kernel(kernel.function, nest, target, options)
+        kernel_options = options_for_kernel(kernel.function, nest, target, options, kernel.call)
         records = _schedule_kernel(kernel, nest, kernel.schedule_id in fused_inits,
                                    kernel.schedule_id in epilogues, next_id, target, kernel_options)
         next_id += len(records)

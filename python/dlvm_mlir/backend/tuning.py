@@ -281,9 +281,14 @@ def tuned_options(options: ScheduleOptions, entry: dict[str, Any] | None) -> Sch
 # --------------------------------------------------------------------------
 
 
-def kernel_module(function: ir.Operation) -> str:
+def kernel_module(function: ir.Operation, call: ir.Operation | None = None) -> str:
     """The text of a module holding a copy of the kernel ``function`` as the public
-    function ``@kernel``, without schedule tags: what a candidate is compiled from."""
+    function ``@kernel``, without schedule tags: what a candidate is compiled from.
+
+    An argument that ``call`` passes a ``tensor.empty`` (the init of the kernel's fill)
+    is replaced by one inside: an entry point's arguments are read-only, and writing
+    into one would copy it first, which the program does not (1x1 convolution: a 2 MB
+    copy per call hid the candidates' differences)."""
     from mlir import ir
 
     from .schedule import strip_schedule_tags
@@ -295,6 +300,14 @@ def kernel_module(function: ir.Operation) -> str:
         copy.attributes["sym_name"] = ir.StringAttr.get("kernel")
         if "sym_visibility" in copy.attributes:
             del copy.attributes["sym_visibility"]
+        block = copy.regions[0].blocks[0]
+        for index, operand in enumerate(call.operands if call is not None else ()):
+            owner = operand.owner
+            if isinstance(owner, ir.Block) or owner.name != "tensor.empty" or len(owner.operands):
+                continue
+            with ir.InsertionPoint.at_block_begin(block), owner.location:
+                empty = owner.clone()
+            block.arguments[index].replace_all_uses_with(empty.results[0])
         strip_schedule_tags(module)
         return module.operation.get_asm(use_local_scope=True)
 
@@ -478,7 +491,8 @@ def _progress(text: str) -> None:
 
 
 def options_for_kernel(
-    function: ir.Operation, nest: LoopNest, target: CpuTarget, options: ScheduleOptions
+    function: ir.Operation, nest: LoopNest, target: CpuTarget, options: ScheduleOptions,
+    call: ir.Operation | None = None,
 ) -> ScheduleOptions:
     """The schedule options of one kernel: the database's, searched first in ``search``
     mode if it has none and the kernel is worth it (timed by :func:`measure_candidates`).
@@ -495,7 +509,7 @@ def options_for_kernel(
     if kind not in KNOBS:
         return options
     database = TuningDatabase(path)
-    text = kernel_module(function)
+    text = kernel_module(function, call)
     key = kernel_key(text, options, target)
     entry = database.lookup(key)
     if entry is not None or options.tuning != "search" or nest.iterations < MIN_MULTIPLY_ADDS:
