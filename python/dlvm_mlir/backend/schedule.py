@@ -337,7 +337,8 @@ def _convolution_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOption
 #: output channels of a direct convolution's register tile a full row wide (4 vectors on
 #: AVX-512: 16 accumulators).  The schedule search (:mod:`.tuning`) kept choosing 4 over 6
 #: rows for 32x32 images and 16 rows over 12 for 16x16 ones; in whole layers, in turns
-#: (``ab_variants.py``, Nov 27, 30 calls each), 6 rows (x2 for narrow tiles) against 4 (x4),
+#: (``ab_variants.py``, Nov 27, 30 calls each, on an Intel Xeon with two AVX-512 FMA units;
+#: not measured on the AMD Zen 4 the earlier defaults were), 6 rows (x2 for narrow tiles) against 4 (x4),
 #: ms: 3x3 64->64 forward 7.64 / 7.26, input gradient 7.72 / 7.38; 3x3 128->128 7.57 /
 #: 7.36, 7.60 / 7.40; stride 2 input gradient 6.19 / 5.94; 1x1 forward 1.19 / 1.01, input
 #: gradient 0.94 / 0.93; CNN step batch 128 127.0 / 124.1, batch 32 26.8 / 26.6; worse only
