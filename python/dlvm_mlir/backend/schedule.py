@@ -567,17 +567,11 @@ def _generic_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -
         extents = tuple(b if b else e for b, e in zip(blocks, extents))
     budget = lanes * options.generic_tile_vectors
     windows = [d for d in nest.window_dims if extents[d] > 1]
-    if windows and all(d in nest.parallel_dims for d in windows):
-        sizes = _generic_tile_sizes(nest, tuple(1 if d in windows else e for d, e in enumerate(extents)), budget, lanes)
-        for d in windows:
-            sizes[d] = 1
-        order = tuple(nest.parallel_dims + nest.reduction_dims)
-        remainders = [0] * nest.rank
-        remainders[-1] = lanes
-        level = TileLevel(sizes=tuple(sizes), interchange=order, extents=tuple(extents),
-                          remainder_sizes=tuple(remainders))
-        return Plan(kind="generic", thread_tiles=thread_tiles, levels=(*levels, level), fold_unit_dims=True)
-    sizes = _generic_tile_sizes(nest, extents, budget, lanes)
+    if not all(d in nest.parallel_dims for d in windows):
+        windows = []
+    sizes = _generic_tile_sizes(nest, tuple(1 if d in windows else e for d, e in enumerate(extents)), budget, lanes)
+    for d in windows:
+        sizes[d] = 1
     order = tuple(nest.parallel_dims + nest.reduction_dims)
     if any(sizes):
         remainders = [0] * nest.rank
@@ -587,7 +581,7 @@ def _generic_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -
                 sizes=tuple(sizes), interchange=order, extents=tuple(extents), remainder_sizes=tuple(remainders)
             )
         )
-    return Plan(kind="generic", thread_tiles=thread_tiles, levels=tuple(levels))
+    return Plan(kind="generic", thread_tiles=thread_tiles, levels=tuple(levels), fold_unit_dims=bool(windows))
 
 
 def plan_for(nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -> Plan:
