@@ -14,7 +14,8 @@ convolution or a kernel gradient, with at least :data:`MIN_MULTIPLY_ADDS`.
 Its knobs are fields of :class:`ScheduleOptions` (:data:`KNOBS`); the search
 is coordinate descent from the defaults: for each knob in turn, the current
 best and each value of the knob that changes the plan are compiled (the
-kernel alone, from its schedule on, see :func:`measure_candidates`) and
+kernel alone, from its schedule on, allocating its result as the program
+does, see :func:`measure_candidates` and :func:`kernel_module`) and
 timed in turns on random inputs, and a value replaces the current best only
 if its median is :data:`MIN_GAIN` faster (these machines are noisy); the
 winner must beat the defaults again, head to head, or the defaults stay.  About
@@ -31,7 +32,8 @@ dlvm_mlir.backend.tuning info``).  Writers take a lock, merge and rename
 into place; a damaged file is reported once and read as empty.
 
 **Modes** (:attr:`ScheduleOptions.tuning`, ``$DLVM_MLIR_TUNE``,
-``dlvm_mlir.compile(tune=True)``, ``dlvm-compile --tune``):
+``dlvm_mlir.compile(tuning=...)``, ``dlvm-compile --tuning``,
+``dlvm-cpu-pipeline{tuning=...}``):
 
 * ``use`` (the default): kernels in the database get its schedule, the
   others the heuristics' (nothing is measured);
