@@ -98,8 +98,11 @@ def test_every_knob_value_compiles_correct_code(kind: str, field: str, value: ob
         _check_program(MATMUL, schedule, {"contraction"})
     elif kind == "direct-convolution":
         _check_program(DENSE, schedule, {"direct-convolution"})
-    else:  # the span is the lane-wise partial sums' knob, the others the filters plan's
-        _check_program(GROUPED if field == "kernel_gradient_span" else DENSE, schedule, {"kernel-gradient"})
+    else:  # the span is the lane-wise partial sums' knob, the tile both plans', the others the filters plan's
+        if field != "kernel_gradient_span":
+            _check_program(DENSE, schedule, {"kernel-gradient"})
+        if field in ("kernel_gradient_span", "kernel_gradient_tile"):
+            _check_program(GROUPED, schedule, {"kernel-gradient"})
 
 
 def _fake_timer(prefer: dict[str, object], calls: list[int]):

@@ -138,6 +138,9 @@ class ScheduleOptions:
     #: images per step of a kernel gradient along the filters; 0:
     #: :data:`.schedule.KERNEL_GRADIENT_FILTER_IMAGES`
     kernel_gradient_images: int = 0
+    #: a kernel gradient's register tile: input channels x filters (lane-wise partial sums)
+    #: or x vectors of filters (along the filters); empty: from the target
+    kernel_gradient_tile: tuple[int, int] | tuple[()] = ()
     #: the tuning database (:mod:`.tuning`): ``"use"`` its schedules, ``"search"`` (and
     #: record) schedules of the kernels it lacks, or ``"off"``; default ``$DLVM_MLIR_TUNE``
     #: (``use``)

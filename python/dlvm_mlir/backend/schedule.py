@@ -449,7 +449,7 @@ def _kernel_gradient_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOp
     grouped = nest.rank == 9
     b, f, i, j, _, q, u, vb = (0, *range(1 + grouped, 8 + grouped))
     g = 1 if grouped else None
-    rows_b, rows_f = KERNEL_GRADIENT_TILE if target.vector_registers >= 32 else (3, 3)
+    rows_b, rows_f = options.kernel_gradient_tile or (KERNEL_GRADIENT_TILE if target.vector_registers >= 32 else (3, 3))
     thread_tiles, extents = None, nest.ranges
     if options.threads > 1 and nest.iterations >= options.min_parallel_flops:
         candidates = [f, b] + ([g] if grouped else [])
@@ -486,7 +486,7 @@ def _kernel_gradient_filters_plan(nest: LoopNest, target: CpuTarget, options: Sc
     """
     b, i, j, f, q, u, v = range(7)
     lanes = target.lanes(nest.element_bytes)
-    rows, vectors = (6, 4) if target.vector_registers >= 32 else (3, 2)
+    rows, vectors = options.kernel_gradient_tile or ((6, 4) if target.vector_registers >= 32 else (3, 2))
     thread_tiles, extents = None, nest.ranges
     if options.threads > 1 and nest.iterations >= options.min_parallel_flops:
         # whole vectors of filters per task

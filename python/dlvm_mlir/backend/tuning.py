@@ -86,7 +86,8 @@ __all__ = [
 ]
 
 #: bump when the meaning of an entry changes (entries of other formats are ignored; 2: a
-#: direct convolution's rows are multiplied by up to 4, not 2, for narrow tiles)
+#: direct convolution's rows are multiplied by up to 4, not 2, for narrow tiles; a knob
+#: added does not change the format)
 FORMAT = 2
 #: a candidate must be this much faster (median) than the current best to replace it
 MIN_GAIN = 0.03
@@ -123,6 +124,7 @@ KNOBS: dict[str, tuple[Knob, ...]] = {
     "kernel-gradient": (
         Knob("kernel_gradient_span", (64, 128, 256, 512)),
         Knob("kernel_gradient_images", (1, 2, 4, 8)),
+        Knob("kernel_gradient_tile", ((6, 4), (4, 4), (8, 2), (12, 2))),
         Knob("tasks_per_thread", (1, 2, 4)),
     ),
 }
