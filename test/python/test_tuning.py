@@ -358,6 +358,8 @@ def test_a_failed_search_is_recorded_once(tmp_path, monkeypatch, capfd) -> None:
     assert "the search failed (ValueError: the kernel takes a scalar)" in capfd.readouterr().err
     (entry,) = tuning.TuningDatabase(database).read().values()
     assert entry["knobs"] == {} and entry["error"] == "ValueError: the kernel takes a scalar"
+    tuning.main(["info"])
+    assert "search failed: ValueError: the kernel takes a scalar (defaults)" in capfd.readouterr().out
     a, b = RNG.standard_normal((70, 300)).astype(np.float32), RNG.standard_normal((300, 200)).astype(np.float32)
     np.testing.assert_allclose(exe.entry("mm")(a, b), np.tanh(a.astype(np.float64) @ b), rtol=1e-4, atol=1e-4)
 

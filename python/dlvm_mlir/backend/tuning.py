@@ -571,8 +571,9 @@ def main(argv: list[str] | None = None) -> int:
     for key, entry in sorted(entries.items(), key=lambda item: str(item[1].get("op"))):
         knobs = ", ".join(f"{k}={v}" for k, v in sorted(entry.get("knobs", {}).items())) or "defaults"
         ranges = "x".join(str(r) for r in entry.get("ranges", []))
-        print(f"  {key[:12]} {entry.get('plan')} {ranges}: {entry.get('default_us')} -> {entry.get('best_us')} us"
-              f" ({knobs})")
+        outcome = (f"search failed: {entry['error']}" if "error" in entry
+                   else f"{entry.get('default_us')} -> {entry.get('best_us')} us")
+        print(f"  {key[:12]} {entry.get('plan')} {ranges}: {outcome} ({knobs})")
     return 0
 
 
