@@ -144,7 +144,7 @@ class ScheduleOptions:
     #: the tuning database (:mod:`.tuning`): ``"use"`` its schedules, ``"search"`` (and
     #: record) schedules of the kernels it lacks, or ``"off"``; default ``$DLVM_MLIR_TUNE``
     #: (``use``)
-    tuning: str = field(default_factory=lambda: default_tuning())
+    tuning: str = field(default_factory=default_tuning)
 
     def __post_init__(self) -> None:
         if self.tuning not in TUNING_MODES:

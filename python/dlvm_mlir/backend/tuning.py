@@ -258,6 +258,8 @@ def kernel_key(kernel_text: str, options: ScheduleOptions, target: CpuTarget) ->
     scheduled from ``options`` on ``target``."""
     from .options import host_machine
 
+    # not cache.cache_key: that one holds the compiler's build id, and an entry (knob values,
+    # checked against KNOBS when read) should outlive an edit of the compiler
     base = replace(options, tuning="off")
     digest = hashlib.sha256()
     for part in (str(FORMAT), kernel_text, repr(base), target.key(), repr(host_machine())):
