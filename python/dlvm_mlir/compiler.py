@@ -314,12 +314,12 @@ def compile(  # noqa: A001 - the public name mirrors the issue's API
     options = CompileOptions(
         target=target,
         optimize=optimize,
-        threads=CompileOptions().threads if threads is None else threads,
+        threads=default_threads() if threads is None else threads,
         checkpoint=checkpoint,
         checkpoint_budget=checkpoint_budget,
-        check_bounds=CompileOptions().check_bounds if check_bounds is None else check_bounds,
+        check_bounds=_env_flag("DLVM_MLIR_CHECK_BOUNDS") if check_bounds is None else check_bounds,
         entry_points=entry_points,
-        tuning=CompileOptions().tuning if tuning is None else tuning,
+        tuning=default_tuning() if tuning is None else tuning,
     )
     if options.target == "cuda":
         from .backend.gpu import require_cuda

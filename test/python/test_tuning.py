@@ -293,6 +293,7 @@ def test_bad_modes_are_errors(monkeypatch) -> None:
     monkeypatch.setenv("DLVM_MLIR_TUNE", "sometimes")
     with pytest.raises(CompileError, match="unknown tuning mode 'sometimes'"):
         dlvm_mlir.compile(MATMUL)
+    dlvm_mlir.compile(MATMUL, tuning="off")  # a mode given overrides the environment's
     with pytest.raises(ValueError, match="tuning must be one of"):
         ScheduleOptions(tuning="sometimes")
 
