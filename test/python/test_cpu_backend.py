@@ -1969,36 +1969,42 @@ def test_convolution_gradients_as_im2col() -> None:
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
 
 
-@pytest.mark.parametrize("read,shape", [
-    ("(d0, d1 + d2, d3)", (8, 12, 40)),               # a window along rows
-    ("(d0, d1 * 2 + d2 * 3, d3 + d2)", (8, 25, 42)),  # strided and dilated; d2 in two sums
-    ("(d1 + d2 + d3, d0)", (51, 8)),                  # three loops in one sum; innermost kept
-])
-def test_window_copies_are_vectorized(read, shape) -> None:
+_WINDOW_READS = {
+    # read map: (input shape for an output n x r x 3 x w, the numpy gather)
+    "(d0, d1 + d2, d3)": (lambda n, r, w: (n, r + 2, w), lambda x, i: x[i[0], i[1] + i[2], i[3]]),
+    "(d0, d1 * 2 + d2 * 3, d3 + d2)": (lambda n, r, w: (n, 2 * r + 5, w + 2),
+                                       lambda x, i: x[i[0], i[1] * 2 + i[2] * 3, i[3] + i[2]]),
+    "(d1 + d2 + d3, d0)": (lambda n, r, w: (r + w + 1, n), lambda x, i: x[i[1] + i[2] + i[3], i[0]]),
+}
+
+
+@pytest.mark.parametrize("read", list(_WINDOW_READS))  # a row window; strided and dilated (d2 in two sums); three loops in one sum
+@pytest.mark.parametrize("out", [(8, 10, 40), (32, 21, 70)])  # below / above the thread split; 70 = 4 x 16 + 6
+def test_window_copies_are_vectorized(read, out) -> None:
     """A copy reading sums of loops (an im2col copy) is vectorized with unit tiles on all
     but the longest loop of each sum (LoopNest.window_dims), and reads the right elements."""
-    x_type = "x".join(map(str, shape)) + "xf32"
+    n, r, w = out
+    shape, gather = _WINDOW_READS[read]
+    x_type = "x".join(map(str, shape(n, r, w))) + "xf32"
+    y_type = f"{n}x{r}x3x{w}xf32"
     src = f"""
 #in = affine_map<(d0, d1, d2, d3) -> {read}>
 #out = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
-func.func @g(%x: tensor<{x_type}>) -> tensor<8x10x3x40xf32> {{
-  %e = tensor.empty() : tensor<8x10x3x40xf32>
-  %r = linalg.generic {{indexing_maps = [#in, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}} ins(%x : tensor<{x_type}>) outs(%e : tensor<8x10x3x40xf32>) {{
+func.func @g(%x: tensor<{x_type}>) -> tensor<{y_type}> {{
+  %e = tensor.empty() : tensor<{y_type}>
+  %r = linalg.generic {{indexing_maps = [#in, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}} ins(%x : tensor<{x_type}>) outs(%e : tensor<{y_type}>) {{
   ^bb0(%a: f32, %b: f32):
     linalg.yield %a : f32
-  }} -> tensor<8x10x3x40xf32>
-  return %r : tensor<8x10x3x40xf32>
+  }} -> tensor<{y_type}>
+  return %r : tensor<{y_type}>
 }}
 """
     exe = compile_cpu(src, threads=2, use_cache=False)
     (record,) = exe.lowering.schedules
     assert record.plan.fold_unit_dims and not record.error and not record.fallback, record
-    x = rand(*shape)
-    i0, i1, i2, i3 = np.meshgrid(*map(np.arange, (8, 10, 3, 40)), indexing="ij")
-    want = {"(d0, d1 + d2, d3)": lambda: x[i0, i1 + i2, i3],
-            "(d0, d1 * 2 + d2 * 3, d3 + d2)": lambda: x[i0, i1 * 2 + i2 * 3, i3 + i2],
-            "(d1 + d2 + d3, d0)": lambda: x[i1 + i2 + i3, i0]}[read]()
-    np.testing.assert_array_equal(exe.entry("g")(x), want)
+    assert (record.plan.thread_tiles is not None) == (n * r * 3 * w >= 1 << 14), record
+    x = rand(*shape(n, r, w))
+    np.testing.assert_array_equal(exe.entry("g")(x), gather(x, np.meshgrid(*map(np.arange, (n, r, 3, w)), indexing="ij")))
 
 
 def test_gather_from_a_strided_slice() -> None:
