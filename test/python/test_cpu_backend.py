@@ -1641,6 +1641,120 @@ def test_pads_become_a_fill_and_a_copy(shape, low, high, dtype) -> None:
     np.testing.assert_array_equal(exe.entry("pad")(x, value), want)
 
 
+@pytest.mark.parametrize("n,c,h,w,pool", [
+    (2, 8, 12, 12, False),    # below the direct convolution's row of 16 lanes
+    (3, 16, 18, 40, False),   # direct convolutions, over the thread split, a column remainder
+    (2, 8, 16, 36, True),     # a max pooling between the convolutions
+])
+def test_pads_of_computed_values_are_written_in_place(tmp_path: Path, n, c, h, w, pool) -> None:
+    """backend/scheduled_copies.py: a convolution's zero padding of a value ops computed
+    (conv + relu, then a pooling) is a buffer of its own whose interior those ops write: no
+    copy of it in the bufferized program, though the padded value is read again after the
+    padding (a residual add); the results agree with numpy in float64."""
+    from dlvm_mlir.backend import CpuOptions
+
+    t = f"tensor<{n}x{c}x{h}x{w}xf32>"
+    kt = f"tensor<{c}x{c}x3x3xf32>"
+    ph, pw = (h // 2, w // 2) if pool else (h, w)
+    p = f"tensor<{n}x{c}x{ph}x{pw}xf32>"
+    pooled = (f"%p = dlvm.reduce_window max %r window [1, 1, 2, 2] strides [1, 1, 2, 2] padding none : {t}"
+              if pool else "%p = dlvm.relu %r : " + t)
+    src = f"""func.func @net(%x: {t}, %k1: {kt}, %k2: {kt}) -> {p} {{
+  %a = dlvm.convolve %x, %k1 padding [1, 1, 1, 1] : {t}, {kt}
+  %r = dlvm.relu %a : {t}
+  {pooled}
+  %b = dlvm.convolve %p, %k2 padding [1, 1, 1, 1] : {p}, {kt}
+  %s = dlvm.add %b, %p : {p}, {p}
+  return %s : {p}
+}}
+"""
+    linalg_src = str(lower(src, until="linalg"))
+    with ir.Context():
+        module = ir.Module.parse(linalg_src)
+        lower_to_llvm_cpu(module, threads=2, dump_dir=tmp_path)
+    with ir.Context():
+        bufferized = ir.Module.parse(next(tmp_path.glob("*-bufferize.mlir")).read_text())
+        # (the scheduled copies of the argument %x into its padded buffer are loops' ops)
+        copies = [str(op) for fn in bufferized.body.operations for op in fn.regions[0].blocks[0].operations
+                  if op.operation.name in ("memref.copy", "linalg.copy")]
+    # with a pooling, the residual add accumulates into a copy of the pooled value (the
+    # convolution's init, which it cannot write in the padded buffer it reads): a copy
+    # that the vector lowering splits over the threads and vectorizes
+    assert len(copies) == (1 if pool else 0), copies
+    assert "memref.load" not in next(tmp_path.glob("*-lower-vectors.mlir")).read_text()
+    exe = compile_cpu(linalg_src, options=CpuOptions(threads=2), use_cache=False)
+    x = RNG.standard_normal((n, c, h, w)).astype(np.float32)
+    k1, k2 = (RNG.standard_normal((c, c, 3, 3)).astype(np.float32) / c for _ in range(2))
+    r = _numpy_conv(x, k1, (1, 1), (1, 1), (1, 1, 1, 1))
+    if pool:
+        r = r.reshape(n, c, ph, 2, pw, 2).max(axis=(3, 5))
+    want = _numpy_conv(r, k2, (1, 1), (1, 1), (1, 1, 1, 1), relu=False) + r
+    np.testing.assert_allclose(exe.entry("net")(x, k1, k2), want, rtol=1e-4, atol=1e-4)
+
+
+def test_pad_of_a_computed_value_by_an_argument_is_a_scheduled_copy() -> None:
+    """backend/scheduled_copies.py: a pad of a computed value by a padding value that is no
+    constant fills its buffer where the pad was and copies the value in with a scheduled
+    ``linalg.copy`` (bufferization's copy was a serial scalar loop); agrees with numpy."""
+    from dlvm_mlir.backend import CpuOptions
+
+    src = """#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @pad(%x: tensor<6x40x33xf32>, %v: f32) -> tensor<6x43x35xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<6x40x33xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x : tensor<6x40x33xf32>) outs(%e : tensor<6x40x33xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.maximumf %a, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<6x40x33xf32>
+  %y = tensor.pad %r low[0, 1, 2] high[0, 2, 0] {
+  ^bb0(%i: index, %j: index, %k: index):
+    tensor.yield %v : f32
+  } : tensor<6x40x33xf32> to tensor<6x43x35xf32>
+  return %y : tensor<6x43x35xf32>
+}
+"""
+    exe = compile_cpu(src, options=CpuOptions(threads=2), use_cache=False)
+    names = [rec.op_name for rec in exe.lowering.schedules]
+    assert "linalg.copy" in names and "linalg.fill" in names, names
+    x = RNG.standard_normal((6, 40, 33)).astype(np.float32)
+    want = np.pad(np.maximum(x, 0), [(0, 0), (1, 2), (2, 0)], constant_values=-3.0)
+    np.testing.assert_array_equal(exe.entry("pad")(x, np.float32(-3.0)), want)
+
+
+@pytest.mark.parametrize("shape,offsets,sizes,vectorized,split", [
+    ((64, 48), (0, 1), (64, 40), True, False),             # 2,560 elements: vectorized whole
+    ((300, 70), (1, 3), (299, 64), True, True),            # over the small copy size, 299 rows
+    ((1, 5, 40, 37), (0, 1, 2, 1), (1, 4, 33, 35), True, False),  # one image: rows vectorized
+    ((2, 2, 1030), (0, 0, 1), (2, 2, 1029), False, False),  # rows over LARGE_COPY_ROW: scalar loops
+    ((128, 4, 16, 64), (0, 0, 0, 1), (128, 4, 16, 1), True, True),  # rows of one element
+])
+def test_large_copies_are_split_over_threads(tmp_path: Path, shape, offsets, sizes, vectorized, split) -> None:
+    """backend/schedule.py ``mark_copies``: a copy bufferization leaves in a function's body
+    (here a returned slice of an argument) of more than SMALL_COPY_ELEMENTS elements, whose
+    rows have at most LARGE_COPY_ROW elements, is split over the threads along its first
+    dimension and copied a row at a time, vectorized, by the vector lowering (scalar loads
+    before); agrees with numpy's slicing."""
+    from dlvm_mlir.backend import CpuOptions
+
+    t, r = (f"tensor<{'x'.join(map(str, dims))}xf32>" for dims in (shape, sizes))
+    src = f"""func.func @slice(%x: {t}) -> {r} {{
+  %s = tensor.extract_slice %x[{", ".join(map(str, offsets))}] [{", ".join(map(str, sizes))}] [{", ".join("1" for _ in shape)}] : {t} to {r}
+  return %s : {r}
+}}
+"""
+    with ir.Context():
+        lower_to_llvm_cpu(ir.Module.parse(src), threads=2, dump_dir=tmp_path)
+    lowered = next(tmp_path.glob("*-lower-vectors.mlir")).read_text()
+    assert ("memref.load" not in lowered) == vectorized, lowered
+    assert ("scf.forall" in lowered) == split, lowered
+    exe = compile_cpu(src, options=CpuOptions(threads=2), use_cache=False)
+    x = RNG.standard_normal(shape).astype(np.float32)
+    want = x[tuple(slice(o, o + n) for o, n in zip(offsets, sizes))]
+    np.testing.assert_array_equal(exe.entry("slice")(x), want)
+
+
 def test_pads_of_one_value_are_one_copy() -> None:
     """backend/scheduled_copies.py: tensor.pads of one argument with the same low padding and
     value (AD's per-phase pads of a strided convolution's cotangent) are one fill and one

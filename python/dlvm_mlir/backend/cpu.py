@@ -96,7 +96,7 @@ from .conv_im2col import im2col_convolutions
 from .conv_kernel_grad import kernel_gradient_convolutions
 from .pooling import tiled_poolings
 from .phases import strided_slices_as_phases
-from .scheduled_copies import scheduled_copies
+from .scheduled_copies import read_padded_interiors, scheduled_copies
 from .collapse_dims import collapse_contraction_reductions
 from .epilogues import epilogues_into_inits
 from .packing import pack_contractions
@@ -114,7 +114,7 @@ from .schedule import (
     read_splat_writes,
     OpScheduleRecord,
     apply_op_schedules,
-    mark_small_copies,
+    mark_copies,
     post_bufferize_script,
     mark_transfer_hoisting,
     run_transform_script,
@@ -604,12 +604,16 @@ def rewrite_strided_copies(module: ir.Module) -> int:
     return copies_to_linalg(module, _is_strided_copy)
 
 
-ONE_SHOT_BUFFERIZE = (
-    "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
+EMPTY_TENSORS = "eliminate-empty-tensors,empty-tensor-to-alloc-tensor"
+"""Results computed in the buffers they are inserted into; the other empty tensors as allocations."""
+
+ONE_SHOT = (
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map "
     "unknown-type-conversion=identity-layout-map allow-return-allocs-from-loops}"
 )
+
+ONE_SHOT_BUFFERIZE = f"{EMPTY_TENSORS},{ONE_SHOT}"
 """Bufferization as the CPU and GPU back ends run it."""
 
 OUT_PARAMS = "buffer-results-to-out-params{hoist-static-allocs modify-public-functions},canonicalize,cse"
@@ -628,7 +632,10 @@ def bufferize_steps(options: CpuOptions) -> list[Step]:
         Call("bufferize", _prepare_bufferize),
         # fold loop results back to their buffers first, so that a returned
         # allocation is recognised and becomes the caller's out-parameter
-        Passes(ONE_SHOT_BUFFERIZE + ",canonicalize,cse"),
+        Passes(EMPTY_TENSORS),
+        # after those passes: their pattern driver folds the slices this adds
+        Call("read-padded-interiors", read_padded_interiors),
+        Passes(ONE_SHOT + ",canonicalize,cse"),
         Call("copy-repeated-buffers", copy_repeated_buffers),
         Passes(OUT_PARAMS),
         Call("strided-copies", rewrite_strided_copies),
@@ -647,13 +654,14 @@ def stage_bufferize(module: ir.Module, options: CpuOptions) -> None:
 
 
 def lower_vectors_steps(options: CpuOptions) -> list[Step]:
-    """Vectorize bufferization's small copies, hoist accumulators, lower vector ops to 1-D
-    (a transform script), then to loops; ``i1`` buffers as bytes."""
+    """Vectorize bufferization's copies (the large ones split over the threads), hoist
+    accumulators, lower vector ops to 1-D (a transform script), then to loops; ``i1``
+    buffers as bytes."""
 
     def lower(module: ir.Module) -> None:
-        mark_small_copies(module)
+        large_copies = mark_copies(module, options.threads)
         mark_transfer_hoisting(module)
-        run_transform_script(module, post_bufferize_script(options.target.vector_bits))
+        run_transform_script(module, post_bufferize_script(options.target.vector_bits, large_copies))
 
     return [
         Call("lower-vectors", lower),

@@ -54,7 +54,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from mlir import ir
-from mlir.dialects import transform
+from mlir.dialects import bufferization, transform
 from mlir.dialects.transform import interpreter, structured
 from mlir.dialects.transform import loop as loop_ext
 from mlir.dialects.transform import tensor as tensor_ext
@@ -989,9 +989,18 @@ def _claim_fill_inits(module: ir.Module, target: CpuTarget, options: ScheduleOpt
     for op in _collect_linalg_ops(module):
         nest = analyze_linalg_op(op)
         fill = fusible_init(op, nest, target, options) if nest is not None else None
-        if fill is None:
-            continue
         index = len(op.operands) - 1
+        if fill is None:
+            shared = _owner(op.operands[index]) if len(op.results) == 1 and op.operands else None
+            if shared is not None and shared.name == "linalg.fill" and len(list(shared.results[0].uses)) > 1:
+                # a fill shared by ops that write their init (a convolution scheduled
+                # without its init): bufferization would copy it for all but one.  The
+                # clone fills an allocation, which CSE does not merge with the original
+                clone = shared.clone(ir.InsertionPoint(op))
+                with ir.InsertionPoint(clone), op.location:
+                    clone.operands[1] = bufferization.AllocTensorOp(clone.results[0].type, []).result
+                op.operands[index] = clone.results[0]
+            continue
         if SCHEDULE_INIT_ATTR in fill.attributes or len(list(fill.results[0].uses)) > 1:
             clone = fill.clone(ir.InsertionPoint(op))
             op.operands[index] = clone.results[0]
@@ -1309,32 +1318,56 @@ def mark_transfer_hoisting(module: ir.Module) -> None:
 #: padded plane (:func:`~dlvm_mlir.backend.conv_grouped._per_tap_by_planes`), 4 x 16 floats
 SMALL_COPY_ELEMENTS = 4096
 SMALL_COPY_ATTR = "dlvm.vectorize_copy"
+#: a larger such copy in a function's body, whose last dimension has at most
+#: :data:`LARGE_COPY_ROW` elements, is split over the threads along its first dimension and
+#: copied a row (its last dimension) at a time, vectorized: bufferization's copies of values
+#: that could not be computed in place (a max pooling gradient's phases, 4-8 MB in the
+#: CNN step at batch 128), which were serial scalar loops.  Its attribute's value numbers it.
+LARGE_COPY_ROW = 1024
+LARGE_COPY_ATTR = "dlvm.schedule_copy"
 
 
-def mark_small_copies(module: ir.Module) -> int:
-    """Tag the copies :data:`SMALL_COPY_ELEMENTS` describes for :func:`post_bufferize_script`; the count."""
-    count = 0
+def _copy_types(op: ir.Operation) -> tuple[ir.MemRefType, ir.MemRefType] | None:
+    """The static memref types of a ``linalg.copy`` that may be vectorized."""
+    types = [v.type for v in op.operands]
+    if len(types) != 2 or not all(isinstance(t, ir.MemRefType) for t in types):
+        return None
+    source, dest = (ir.MemRefType(t) for t in types)
+    if not (source.has_static_shape and dest.has_static_shape) or source.element_type != dest.element_type:
+        return None
+    element = source.element_type
+    if isinstance(element, ir.IntegerType) and element.width % 8:
+        return None  # i1 buffers become bytes after vector lowering (boolmem.py)
+    if not source.shape or not all(t.get_strides_and_offset()[0][-1] == 1 for t in (source, dest)):
+        return None
+    return source, dest
+
+
+def mark_copies(module: ir.Module, threads: int) -> dict[int, list[int]]:
+    """Tag the copies :data:`SMALL_COPY_ELEMENTS` and :data:`LARGE_COPY_ATTR` describe for
+    :func:`post_bufferize_script`: the threads of each large copy's dimensions, by its number."""
+    large: dict[int, list[int]] = {}
     with module.context:
+        i64 = ir.IntegerType.get_signless(64)
         for op in ops_where(module, lambda op: op.name == "linalg.copy"):
-            types = [v.type for v in op.operands]
-            if len(types) != 2 or not all(isinstance(t, ir.MemRefType) for t in types):
+            types = _copy_types(op)
+            if types is None:
                 continue
-            source, dest = (ir.MemRefType(t) for t in types)
-            if not (source.has_static_shape and dest.has_static_shape) or source.element_type != dest.element_type:
-                continue
-            element = source.element_type
-            if isinstance(element, ir.IntegerType) and element.width % 8:
-                continue  # i1 buffers become bytes after vector lowering (boolmem.py)
-            if not source.shape or math.prod(source.shape) > SMALL_COPY_ELEMENTS:
-                continue
-            if all(t.get_strides_and_offset()[0][-1] == 1 for t in (source, dest)):
+            shape = types[0].shape
+            if math.prod(shape) <= SMALL_COPY_ELEMENTS:
                 op.attributes[SMALL_COPY_ATTR] = ir.UnitAttr.get()
-                count += 1
-    return count
+                continue
+            parent = op.parent
+            if shape[-1] > LARGE_COPY_ROW or parent is None or parent.operation.name != "func.func":
+                continue
+            op.attributes[LARGE_COPY_ATTR] = ir.IntegerAttr.get(i64, len(large))
+            large[len(large)] = [min(threads, shape[0]) if threads > 1 else 0] + [0] * (len(shape) - 1)
+    return large
 
 
-def post_bufferize_script(vector_bits: int) -> SequenceBody:
-    """Vectorization of the small copies :func:`mark_small_copies` tagged, hoisting of
+def post_bufferize_script(vector_bits: int, large_copies: dict[int, list[int]] | None = None) -> SequenceBody:
+    """Vectorization of the copies :func:`mark_copies` tagged (the large ones split over
+    the threads ``large_copies`` gives, then a row at a time), hoisting of
     loop-invariant vector transfers (in the functions :func:`mark_transfer_hoisting`
     marked), then vector lowering to 1-D ops.
 
@@ -1349,6 +1382,14 @@ def post_bufferize_script(vector_bits: int) -> SequenceBody:
 
     def body(root: ir.Value) -> None:
         structured.VectorizeOp(_match(root, {SMALL_COPY_ATTR: ir.UnitAttr.get()}, ops=["linalg.copy"]))
+        i64 = ir.IntegerType.get_signless(64)
+        for number, threads_by_dim in (large_copies or {}).items():
+            copy = _match(root, {LARGE_COPY_ATTR: ir.IntegerAttr.get(i64, number)}, ops=["linalg.copy"])
+            if any(threads > 1 for threads in threads_by_dim):
+                copy = structured.TileUsingForallOp(copy, num_threads=threads_by_dim).tiled_op
+            if len(threads_by_dim) > 1:
+                copy = structured.TileUsingForOp(copy, sizes=[1] * (len(threads_by_dim) - 1) + [0]).tiled_linalg_op
+            structured.VectorizeOp(copy)
         funcs = _match(root, ops=["func.func"])
         transform.ApplyCommonSubexpressionEliminationOp(funcs)
         _apply_patterns(funcs, transform.ApplyCanonicalizationPatternsOp)

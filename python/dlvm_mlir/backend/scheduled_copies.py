@@ -1,4 +1,5 @@
-"""Pads and slice insertions as copies that the schedules vectorize and split over threads.
+"""Pads and slice insertions as copies that the schedules vectorize and split over threads,
+or as values computed in place.
 
 Bufferization turns a ``tensor.pad`` into a buffer, a loop nest storing the
 padding value into all of it and a loop nest copying the source into its
@@ -7,13 +8,21 @@ place (a function argument, a reshape) into a ``memref.copy``, lowered to
 scalar loops when either side is strided: all on the calling thread.  A
 convolution pads its input (and AD pads cotangents for input gradients and
 inserts phases for strided ones).  Here, on tensors, each pad with static
-padding and a padding value defined outside its body, of a value no linalg
-op computed, becomes
+padding and a padding value defined outside its body becomes
 
-    %f = linalg.fill ins(%value) outs(tensor.empty(padded shape))
+    %f = linalg.fill ins(%value) outs(bufferization.alloc_tensor(padded shape))
     %r = tensor.insert_slice %source into %f [low] [source shape] [1]
 
-and each such insertion ``tensor.insert_slice %source into %dest`` becomes
+(an allocation of its own: CSE would merge two identical fills of ``tensor.empty``, and
+every insertion into the shared buffer would then copy it whole).  When a chain of linalg
+ops computes the source from a ``tensor.empty`` in the pad's block (a convolution and its
+bias and relu, a pooling) and the padding value is a constant, the fill goes before the
+chain, so that empty-tensor elimination has the chain write the padded buffer's interior:
+no copy at all.  The later uses of the source then read that interior
+(:func:`read_padded_interiors`, just before bufferization), or bufferization, seeing the
+source read after the padded buffer was written, copies it out and back.  Otherwise, and
+for each insertion ``tensor.insert_slice %source into %dest`` that bufferization would
+copy, the copy is explicit:
 
     %c = linalg.copy ins(%source) outs(tensor.extract_slice %dest [offsets] [sizes] [strides])
     %r = tensor.insert_slice %c into %dest [offsets] [sizes] [strides]
@@ -25,23 +34,22 @@ An insertion of a reshape that only adds unit dimensions inserts the reshaped
 value itself (rank-reducing), so that empty-tensor elimination computes that
 value in the destination (:func:`_insertions_without_unit_reshapes`).
 
-The pad of a value a linalg op computes is left alone: as an insertion, that
-op would write into the padded buffer's interior itself (no copy at all), and
-in the CNN training step of ``benchmarks/cnn_step.py`` that measured 4% slower
-than the copy.  Measured on Nov 27 (batch 32, 2 threads, each variant compiled
-in one process and timed in turns): depthwise 3x3 layer forward 0.73 -> 0.50
-ms, input gradient 0.77 -> 0.51, kernel gradient 0.86 -> 0.60; 3x3 layers and
-the stride-2 layer 2-6% faster; 1x1 unchanged; the CNN step unchanged.
+Measured on Nov 27 (batch 32, 2 threads, each variant compiled in one process
+and timed in turns): pads of arguments as fills and copies: depthwise 3x3 layer
+forward 0.73 -> 0.50 ms, input gradient 0.77 -> 0.51, kernel gradient 0.86 ->
+0.60; 3x3 layers and the stride-2 layer 2-6% faster.  Pads of computed values in
+place (Nov 28, ``benchmarks/cnn_step.py``'s step, Intel Xeon): batch 128 118.6 ->
+103.9 ms, batch 32 25.4 -> 21.9 ms; they were serial scalar copies of up to 16 MB.
 """
 
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import linalg, tensor
+from mlir.dialects import bufferization, linalg, tensor
 
 from .linalg_rewrite import defining_op, ops_where
 
-__all__ = ["scheduled_copies"]
+__all__ = ["read_padded_interiors", "scheduled_copies"]
 
 
 def _computed_by_linalg(value: ir.Value) -> bool:
@@ -50,9 +58,8 @@ def _computed_by_linalg(value: ir.Value) -> bool:
 
 
 def _padding_value(pad: ir.Operation) -> ir.Value | None:
-    """The value a static ``tensor.pad`` of a value no linalg op computed yields, if it is
-    defined outside the pad."""
-    if len(pad.operands) != 1 or _computed_by_linalg(pad.operands[0]):  # dynamic padding, or a linalg result
+    """The value a static ``tensor.pad`` yields, if it is defined outside the pad."""
+    if len(pad.operands) != 1:  # dynamic padding
         return None
     source = ir.RankedTensorType(pad.operands[0].type)
     result = ir.RankedTensorType(pad.results[0].type)
@@ -64,22 +71,92 @@ def _padding_value(pad: ir.Operation) -> ir.Value | None:
         return None
     value = operations[0].operands[0]
     owner = value.owner
-    if isinstance(owner, ir.Block) or (hasattr(owner, "operation") and owner.operation.parent == pad):
-        return None
+    if owner == block if isinstance(owner, ir.Block) else owner.operation.parent == pad:
+        return None  # an index of the pad's body, or computed in it
     return value
 
 
+def _chain_start(pad: ir.Operation) -> ir.Operation | None:
+    """The first op of the chain of linalg ops in ``pad``'s block that computes ``pad``'s
+    source, each op's only init the previous op's result, the first op's init a
+    ``tensor.empty`` (which empty-tensor elimination can replace by the padded buffer's
+    interior); None if the source is not computed so."""
+    first, value = None, pad.operands[0]
+    while (op := defining_op(value)) is not None and op.name.startswith("linalg.") and op.parent == pad.parent:
+        if len(op.results) != 1:
+            return None
+        first, value = op, op.operands[len(op.operands) - 1]
+    root = defining_op(value)
+    return first if first is not None and root is not None and root.name == "tensor.empty" else None
+
+
 def _pad_as_insertion(pad: ir.Operation, value: ir.Value) -> None:
+    """``pad`` as a fill of a buffer of its own and an insertion of its source: computed in
+    place (the fill before the source's chain, later reads from the interior), or copied
+    by a ``linalg.copy``."""
     source = pad.operands[0]
     result_type = ir.RankedTensorType(pad.results[0].type)
     low = list(ir.DenseI64ArrayAttr(pad.attributes["static_low"]))
     sizes = list(ir.RankedTensorType(source.type).shape)
+    start = _chain_start(pad) if defining_op(value) is not None and defining_op(value).name == "arith.constant" else None
+    with ir.InsertionPoint(start or pad), pad.location:
+        if start is not None:
+            value = defining_op(value).clone().results[0]
+        # an allocation, not tensor.empty: CSE would merge two pads' identical fills into
+        # one buffer, and each insertion into it would copy the whole buffer
+        buffer = bufferization.AllocTensorOp(result_type, []).result
+        filled = linalg.fill(value, outs=[buffer])
     with ir.InsertionPoint(pad), pad.location:
-        empty = tensor.EmptyOp(list(result_type.shape), result_type.element_type).result
-        filled = linalg.fill(value, outs=[empty])
         padded = tensor.insert_slice(source, filled, [], [], [], low, sizes, [1] * len(sizes))
     pad.results[0].replace_all_uses_with(padded)
     pad.erase()
+    insert = padded.owner.operation
+    if start is not None:
+        insert.attributes[INTERIOR_ATTR] = ir.UnitAttr.get()
+    elif _computed_by_linalg(source):
+        _insertion_as_copy(insert)
+
+
+INTERIOR_ATTR = "dlvm.read_interior"
+
+
+def read_padded_interiors(module: ir.Module) -> int:
+    """For each pad computed in place (its insertion tagged :data:`INTERIOR_ATTR`), the
+    uses of the inserted value after the insertion read the padded buffer's interior, so
+    that bufferization sees no read of the value after the padded buffer was written
+    (which would copy the value out of the interior and back).  Runs just before
+    one-shot bufferization: the canonicalizer folds these slices back."""
+    inserts = ops_where(module, lambda op: INTERIOR_ATTR in op.attributes)
+    with module.context:
+        for insert in inserts:
+            del insert.attributes[INTERIOR_ATTR]
+            offsets, sizes = (list(ir.DenseI64ArrayAttr(insert.attributes[name]))
+                              for name in ("static_offsets", "static_sizes"))
+            source = insert.operands[0]
+            later = [(user, number) for user, number in _uses(source) if _after(insert, user)]
+            if not later:
+                continue
+            with ir.InsertionPoint.after(insert), insert.location:
+                interior = tensor.extract_slice(source.type, insert.results[0], [], [], [], offsets, sizes,
+                                                [1] * len(sizes))
+            for user, number in later:
+                user.operands[number] = interior
+    return len(inserts)
+
+
+def _uses(value: ir.Value) -> list[tuple[ir.Operation, int]]:
+    return [(use.owner.operation if hasattr(use.owner, "operation") else use.owner, use.operand_number)
+            for use in value.uses]
+
+
+def _after(op: ir.Operation, user: ir.Operation) -> bool:
+    """Does ``user`` (or the op that holds it in ``op``'s block) come after ``op``?"""
+    while user.block != op.block:
+        parent = user.parent
+        if parent is None or parent.name == "builtin.module":
+            return False
+        user = parent.operation
+    return user != op and op.is_before_in_block(user)
 
 
 def _copied_in(insert: ir.Operation) -> bool:
