@@ -2,7 +2,9 @@
 
 ResNet-style layers, batch 32, f32, NCHW (issue 15): 3x3 64->64 at 32x32; 3x3
 128->128 at 16x16; a stride-2 3x3 64->128 at 32x32; a 1x1 256->64 at 16x16; a
-depthwise 3x3 (groups = channels) 128 at 16x16. For each layer and pass:
+depthwise 3x3 (groups = channels) 128 at 16x16; and 3x3 32->32 at 32x32, the
+residual block of ``cnn_step.py`` (``--layers 3x3-32``, not in the default set).
+For each layer and pass:
 
 - dlvm: ``dlvm.convolve`` compiled by ``dlvm_mlir.compile``; the gradients are
   ``dlvm-differentiate``'s, of ``sum(conv(x, k) * dy)`` with respect to ``x``
@@ -89,7 +91,10 @@ LAYERS = {
     "3x3-s2": Layer("3x3 s2 64->128 32x32", 64, 128, 32, 3, stride=2),
     "1x1": Layer("1x1 256->64 16x16", 256, 64, 16, 1),
     "depthwise": Layer("depthwise 3x3 128 16x16", 128, 128, 16, 3, groups=128),
+    "3x3-32": Layer("3x3 32->32 32x32", 32, 32, 32, 3),
 }
+#: the layers of issue 15's table, run without ``--layers``
+DEFAULT_LAYERS = ("3x3-64", "3x3-128", "3x3-s2", "1x1", "depthwise")
 PASSES = ("fwd", "dx", "dk")
 
 
@@ -200,7 +205,7 @@ def main() -> int:
     parser.add_argument("--block", type=int, default=5)
     parser.add_argument("--settle", type=int, default=2)
     parser.add_argument("--pause", type=float, default=0.1)
-    parser.add_argument("--layers", nargs="*", default=list(LAYERS), choices=list(LAYERS))
+    parser.add_argument("--layers", nargs="*", default=list(DEFAULT_LAYERS), choices=list(LAYERS))
     parser.add_argument("--passes", nargs="*", default=list(PASSES), choices=list(PASSES))
     parser.add_argument("--skip", nargs="*", default=[], choices=["jax", "torch"])
     parser.add_argument("--peak", type=float, default=228.0,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 import textwrap
@@ -1639,6 +1640,46 @@ def test_pads_become_a_fill_and_a_copy(shape, low, high, dtype) -> None:
     value = np.array(-7, dtype=npdt)
     want = np.pad(x, list(zip(low, high)), constant_values=value)
     np.testing.assert_array_equal(exe.entry("pad")(x, value), want)
+
+
+@pytest.mark.parametrize("shape,window", [
+    ((8, 32, 32, 32), (1, 1, 2, 2)),   # the CNN step's pooling, over the thread split
+    ((3, 5, 27, 18), (1, 1, 3, 3)),    # 3x3 windows, odd sizes
+    ((2, 4, 6, 40), (1, 1, 1, 2)),     # along the rows only
+    ((2, 4, 8, 8), (1, 2, 2, 2)),      # the channels pooled too
+])
+def test_max_pooling_gradient_is_one_vectorized_pass(shape, window) -> None:
+    """ad/rules/dlvm.py ``_interleave`` and backend/boolmem.py ``bool_constants_as_bytes``:
+    the gradient of a max pooling whose windows tile its input (through a relu, whose zeros
+    tie) is one elementwise pass choosing each window position's value by a one-hot mask,
+    vectorized (the mask constant no longer keeps it scalar); all of it goes to the first
+    maximum of each window, as numpy's argmax, in float64."""
+    from dlvm_mlir.backend import CpuOptions
+
+    out = tuple(n // k for n, k in zip(shape, window))
+    t, r = (f"tensor<{'x'.join(map(str, dims))}xf32>" for dims in (shape, out))
+    src = f"""func.func @seeded(%x: {t}, %y: {r}) -> tensor<f32> {{
+  %a = dlvm.relu %x : {t}
+  %p = dlvm.reduce_window max %a window [{", ".join(map(str, window))}] strides [{", ".join(map(str, window))}] padding none : {t}
+  %m = dlvm.mul %p, %y : {r}, {r}
+  %s = dlvm.reduce add %m dims [0, 1, 2, 3] : {r}
+  return %s : tensor<f32>
+}}
+func.func private @dx({t}, {r}) -> {t} attributes {{dlvm.gradient = #dlvm.gradient<of @seeded wrt [0]>}}
+"""
+    exe = compile_cpu(str(lower(src, until="linalg")), options=CpuOptions(threads=2), use_cache=False)
+    big = [rec for rec in exe.lowering.schedules if math.prod(rec.ranges) >= math.prod(shape)]
+    assert big and all(rec.plan.kind != "scalar" and rec.applied for rec in big), exe.lowering.schedules
+    x = np.round(RNG.standard_normal(shape), 1).astype(np.float32)  # ties, and relu's zeros
+    y = RNG.standard_normal(out).astype(np.float32)
+    # windows last: [o0, o1, o2, o3, w0 * w1 * w2 * w3]
+    split = [d for n, k in zip(out, window) for d in (n, k)]
+    windows = np.maximum(x, 0).reshape(split).transpose(0, 2, 4, 6, 1, 3, 5, 7).reshape(*out, -1)
+    first = np.argmax(windows, axis=-1)
+    grad = np.zeros(windows.shape)
+    np.put_along_axis(grad, first[..., None], y[..., None].astype(np.float64), axis=-1)
+    grad = grad.reshape(*out, *window).transpose(0, 4, 1, 5, 2, 6, 3, 7).reshape(shape) * (x > 0)
+    np.testing.assert_array_equal(exe.entry("dx")(x, y), grad.astype(np.float32))
 
 
 @pytest.mark.parametrize("n,c,h,w,pool", [

@@ -8,6 +8,11 @@ becomes a memref of ``i8`` with the same shape and layout; scalar loads get an
 follow.  Linalg ops with ``i1`` operands are never vectorized (see
 ``analysis.LoopNest.vectorizable``), so no vector transfers of ``i1`` are left
 at this point.
+
+So that masks given as constants do not keep their ops from being vectorized,
+:func:`bool_constants_as_bytes` gives a ``linalg.generic`` each ``i1`` constant
+input as an ``i8`` constant, truncated back to ``i1`` in its body (AD's one-hot
+masks of window positions in a max pooling's gradient).
 """
 
 from __future__ import annotations
@@ -15,7 +20,9 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith
 
-__all__ = ["widen_bool_memrefs"]
+from .linalg_rewrite import defining_op, ops_where
+
+__all__ = ["bool_constants_as_bytes", "widen_bool_memrefs"]
 
 
 def _widened(value_type: ir.Type, i1: ir.Type, i8: ir.Type) -> ir.Type | None:
@@ -35,6 +42,37 @@ def _widen_dense(attr: ir.Attribute, i8: ir.Type) -> ir.Attribute:
         return ir.DenseElementsAttr.get_splat(tensor_i8, ir.IntegerAttr.get(i8, int(bool(dense.get_splat_value().value))))
     values = [ir.IntegerAttr.get(i8, 1 if dense[i] else 0) for i in range(len(dense))]
     return ir.DenseElementsAttr.get(values, type=tensor_i8)
+
+
+def bool_constants_as_bytes(module: ir.Module) -> int:
+    """Each ``i1`` constant input of a ``linalg.generic`` as an ``i8`` constant and an
+    ``arith.trunci`` in the body; the count."""
+    count = 0
+    with module.context:
+        i1, i8 = ir.IntegerType.get_signless(1), ir.IntegerType.get_signless(8)
+        for op in ops_where(module, lambda op: op.name == "linalg.generic"):
+            inputs = len(op.operands) - len(op.results)
+            block = op.regions[0].blocks[0]
+            for number in range(inputs):
+                constant = defining_op(op.operands[number])
+                if (constant is None or constant.name != "arith.constant"
+                        or ir.RankedTensorType(op.operands[number].type).element_type != i1):
+                    continue
+                shape = ir.RankedTensorType(op.operands[number].type).shape
+                with ir.InsertionPoint(constant), constant.location:
+                    widened = arith.ConstantOp(ir.RankedTensorType.get(shape, i8),
+                                               _widen_dense(constant.attributes["value"], i8)).result
+                op.operands[number] = widened
+                argument = block.arguments[number]
+                argument.set_type(i8)
+                with ir.InsertionPoint.at_block_begin(block), op.location:
+                    bit = arith.trunci(i1, argument)
+                for use in list(argument.uses):
+                    user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+                    if user != bit.owner.operation:
+                        user.operands[use.operand_number] = bit
+                count += 1
+    return count
 
 
 def widen_bool_memrefs(module: ir.Module) -> int:

@@ -86,7 +86,7 @@ from dlvm_mlir.backend.kernel_fusion import FusionOptions, fusion_steps, normali
 from dlvm_mlir.passes import Call, Passes, Step, run_passes, run_steps
 
 from .options import CpuOptions
-from .boolmem import widen_bool_memrefs
+from .boolmem import bool_constants_as_bytes, widen_bool_memrefs
 from .mathapprox import approximate_math, expand_accurate_math
 from .conv_grouped import grouped_convolutions
 from .linalg_rewrite import defining_op, ops_where
@@ -363,6 +363,7 @@ def pack_steps(options: CpuOptions) -> list[Step]:
 
     def pack(module: ir.Module) -> None:
         changed = bool(widen_half_contractions(module))
+        changed |= bool(bool_constants_as_bytes(module))
         if options.schedule.direct_convolutions:
             changed |= bool(direct_convolutions(module, options.target))
             changed |= bool(kernel_gradient_convolutions(module, options.target))

@@ -51,6 +51,9 @@ from .linalg_rewrite import defining_op, ops_where
 
 __all__ = ["read_padded_interiors", "scheduled_copies"]
 
+#: tags the insertion of a pad computed in place, for :func:`read_padded_interiors`
+INTERIOR_ATTR = "dlvm.read_interior"
+
 
 def _computed_by_linalg(value: ir.Value) -> bool:
     op = defining_op(value)
@@ -115,9 +118,6 @@ def _pad_as_insertion(pad: ir.Operation, value: ir.Value) -> None:
         insert.attributes[INTERIOR_ATTR] = ir.UnitAttr.get()
     elif _computed_by_linalg(source):
         _insertion_as_copy(insert)
-
-
-INTERIOR_ATTR = "dlvm.read_interior"
 
 
 def read_padded_interiors(module: ir.Module) -> int:

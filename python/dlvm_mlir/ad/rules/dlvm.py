@@ -924,24 +924,24 @@ class _Windows:
 
     def _interleave(self, parts: dict) -> ir.Value:
         """The padded input made of one output-shaped value per window position, for windows
-        that tile it: each value split to ``[o0, 1, o1, 1, ...]``, concatenated along the unit
-        axes and merged back. Contiguous copies, where inserting each value into zeros with
-        strides and adding them up (``scatter`` in general) costs a zero-filled input-sized
-        tensor per position, strided writes and the additions (2x2 max pooling's gradient,
-        batch 128: 27 ms)."""
+        that tile it: each value split to ``[o0, 1, o1, 1, ...]`` and chosen, by a one-hot
+        mask of the window positions ``[1, w0, 1, w1, ...]`` that broadcasts against it, for
+        its position in ``[o0, w0, o1, w1, ...]``, merged back. One elementwise pass that
+        writes the result contiguously; inserting each value into zeros with strides and
+        adding them up (``scatter`` in general) costs a zero-filled input-sized tensor per
+        position, strided writes and the additions (2x2 max pooling's gradient, batch 128:
+        27 ms), and concatenating the split values along the unit axes cost copies of them
+        (the CNN step at batch 128: 4-5 ms more)."""
         rank = len(self.output)
         split = [n for d in range(rank) for n in (self.output[d], 1)]
-        values = {offset: vocab.reshape(value, split) for offset, value in parts.items()}
-        for d in reversed(range(rank)):
-            if self.window[d] == 1:
-                continue
-            merged = {}
-            for offset in values:
-                if offset[d] == 0:
-                    row = [values[offset[:d] + (i,) + offset[d + 1:]] for i in range(self.window[d])]
-                    merged[offset] = vocab.concat(row, 2 * d + 1)
-            values = merged
-        (whole,) = values.values()
+        positions = [n for d in range(rank) for n in (1, self.window[d])]
+        i1 = ir.IntegerType.get_signless(1)
+        offsets = sorted(parts)
+        whole = vocab.reshape(parts[offsets[0]], split)
+        for offset in offsets[1:]:
+            onehot = np.zeros(positions, dtype=np.bool_)
+            onehot[tuple(i for o in offset for i in (0, o))] = True
+            whole = vocab.select(_constant(onehot, i1), vocab.reshape(parts[offset], split), whole)
         return vocab.reshape(whole, self.padded)
 
     def divide_by_counts(self, g: ir.Value) -> ir.Value:
