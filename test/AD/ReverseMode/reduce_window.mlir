@@ -35,11 +35,13 @@ func.func private @sum_pool_grad(tensor<3x3xf32>, tensor<2x2xf32>) -> tensor<3x3
 // CHECK:      %[[V0:.*]] = dlvm.reduce_window mean %[[ARG0]] window [2] strides [2] padding half : tensor<3xf32>
 // CHECK:      %[[V1:.*]] = dlvm.constant dense<{{.*}}> : tensor<2xf32>
 // CHECK:      %[[V2:.*]] = dlvm.div %[[ARG1]], %[[V1]] : tensor<2xf32>, tensor<2xf32>
-// the windows tile the padded input: the positions' parts are interleaved (reshapes and a
-// concatenation), not inserted into zeros with strides and added up
+// the windows tile the padded input: the positions' parts are interleaved (each split to
+// [2, 1] and chosen by a one-hot mask of the window positions that broadcasts against it),
+// not inserted into zeros with strides and added up
 // CHECK:      %[[R0:.*]] = dlvm.reshape %[[V2]] to [2, 1] : tensor<2xf32>
+// CHECK:      %[[M1:.*]] = dlvm.constant dense<{{\[}}[false, true]]> : tensor<1x2xi1>
 // CHECK:      %[[R1:.*]] = dlvm.reshape %[[V2]] to [2, 1] : tensor<2xf32>
-// CHECK:      %[[C:.*]] = dlvm.concatenate %[[R0]], %[[R1]] axis 1 : tensor<2x1xf32>, tensor<2x1xf32>
+// CHECK:      %[[C:.*]] = dlvm.select %[[M1]], %[[R1]], %[[R0]] : tensor<1x2xi1>, tensor<2x1xf32>, tensor<2x1xf32>
 // CHECK:      %[[V5:.*]] = dlvm.reshape %[[C]] to [4] : tensor<2x2xf32>
 // CHECK-NOT:  tensor.insert_slice
 // CHECK:      %[[V6:.*]] = dlvm.slice %[[V5]] offsets [0] sizes [3] : tensor<4xf32>
@@ -86,16 +88,20 @@ func.func private @avg_pool_grad(tensor<3xf32>, tensor<2xf32>) -> tensor<3xf32>
 // CHECK:      %[[G1:.*]] = dlvm.mul %[[ARG1]], %[[W1]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
 // CHECK:      %[[G2:.*]] = dlvm.mul %[[ARG1]], %[[W2]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
 // CHECK:      %[[G3:.*]] = dlvm.mul %[[ARG1]], %[[W3]] : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
-// the 2x2/2 windows tile the input: the four positions' parts interleaved
+// the 2x2/2 windows tile the input: the four positions' parts interleaved, each chosen
+// by its one-hot mask of the window positions (one elementwise pass once fused)
 // CHECK:      %[[S0:.*]] = dlvm.reshape %[[G0]] to [1, 1, 1, 1, 2, 1, 2, 1]
+// CHECK:      %[[M1:.*]] = dlvm.constant dense<{{\[+}}false, true]], {{\[+}}false, false]]]]]]]]> : tensor<1x1x1x1x1x2x1x2xi1>
 // CHECK:      %[[S1:.*]] = dlvm.reshape %[[G1]] to [1, 1, 1, 1, 2, 1, 2, 1]
+// CHECK:      %[[A1:.*]] = dlvm.select %[[M1]], %[[S1]], %[[S0]]
+// CHECK:      %[[M2:.*]] = dlvm.constant dense<{{\[+}}false, false]], {{\[+}}true, false]]]]]]]]>
 // CHECK:      %[[S2:.*]] = dlvm.reshape %[[G2]] to [1, 1, 1, 1, 2, 1, 2, 1]
+// CHECK:      %[[A2:.*]] = dlvm.select %[[M2]], %[[S2]], %[[A1]]
+// CHECK:      %[[M3:.*]] = dlvm.constant dense<{{\[+}}false, false]], {{\[+}}false, true]]]]]]]]>
 // CHECK:      %[[S3:.*]] = dlvm.reshape %[[G3]] to [1, 1, 1, 1, 2, 1, 2, 1]
-// CHECK:      %[[ROW0:.*]] = dlvm.concatenate %[[S0]], %[[S1]] axis 7
-// CHECK:      %[[ROW1:.*]] = dlvm.concatenate %[[S2]], %[[S3]] axis 7
-// CHECK:      %[[ALL:.*]] = dlvm.concatenate %[[ROW0]], %[[ROW1]] axis 5
-// CHECK:      %[[A2:.*]] = dlvm.reshape %[[ALL]] to [1, 1, 4, 4] : tensor<1x1x1x1x2x2x2x2xf32>
-// CHECK:      return %[[A2]] : tensor<1x1x4x4xf32>
+// CHECK:      %[[ALL:.*]] = dlvm.select %[[M3]], %[[S3]], %[[A2]] : tensor<1x1x1x1x1x2x1x2xi1>, tensor<1x1x1x1x2x1x2x1xf32>, tensor<1x1x1x1x2x2x2x2xf32>
+// CHECK:      %[[A3:.*]] = dlvm.reshape %[[ALL]] to [1, 1, 4, 4] : tensor<1x1x1x1x2x2x2x2xf32>
+// CHECK:      return %[[A3]] : tensor<1x1x4x4xf32>
 func.func @max_pool(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> {
   %y = dlvm.reduce_window max %x window [1, 1, 2, 2] strides [1, 1, 2, 2] padding none : tensor<1x1x4x4xf32>
   return %y : tensor<1x1x2x2xf32>
