@@ -1682,6 +1682,38 @@ func.func private @dx({t}, {r}) -> {t} attributes {{dlvm.gradient = #dlvm.gradie
     np.testing.assert_array_equal(exe.entry("dx")(x, y), grad.astype(np.float32))
 
 
+@pytest.mark.parametrize("shape", [(64,), (37, 64), (37, 1)])
+def test_bool_constant_inputs_are_vectorized(shape) -> None:
+    """backend/boolmem.py ``bool_constants_as_bytes``: a generic that selects by an ``i1``
+    constant (per column, per element, per row) is vectorized, the constant read as bytes
+    (a nest with an ``i1`` operand is not); agrees with numpy."""
+    from dlvm_mlir.backend import CpuOptions
+
+    values = np.random.default_rng(7).random(shape) < 0.5
+    kind = f"tensor<{'x'.join(map(str, shape))}xi1>"
+    dense = json.dumps(values.tolist())
+    mask_map = "(d1)" if len(shape) == 1 else "(d0, d1)" if shape[1] > 1 else "(d0, 0)"
+    src = f"""#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @choose(%a: tensor<37x64xf32>, %b: tensor<37x64xf32>) -> tensor<37x64xf32> {{
+  %m = arith.constant dense<{dense}> : {kind}
+  %e = tensor.empty() : tensor<37x64xf32>
+  %r = linalg.generic {{indexing_maps = [affine_map<(d0, d1) -> {mask_map}>, #id, #id, #id],
+                        iterator_types = ["parallel", "parallel"]}}
+      ins(%m, %a, %b : {kind}, tensor<37x64xf32>, tensor<37x64xf32>) outs(%e : tensor<37x64xf32>) {{
+  ^bb0(%c: i1, %x: f32, %y: f32, %o: f32):
+    %s = arith.select %c, %x, %y : f32
+    linalg.yield %s : f32
+  }} -> tensor<37x64xf32>
+  return %r : tensor<37x64xf32>
+}}
+"""
+    exe = compile_cpu(src, options=CpuOptions(threads=2), use_cache=False)
+    assert [rec.plan.kind != "scalar" and rec.applied for rec in exe.lowering.schedules] == [True], \
+        exe.lowering.schedules
+    a, b = (RNG.standard_normal((37, 64)).astype(np.float32) for _ in range(2))
+    np.testing.assert_array_equal(exe.entry("choose")(a, b), np.where(np.broadcast_to(values, (37, 64)), a, b))
+
+
 @pytest.mark.parametrize("n,c,h,w,pool", [
     (2, 8, 12, 12, False),    # below the direct convolution's row of 16 lanes
     (3, 16, 18, 40, False),   # direct convolutions, over the thread split, a column remainder
