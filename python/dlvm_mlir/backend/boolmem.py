@@ -67,10 +67,7 @@ def bool_constants_as_bytes(module: ir.Module) -> int:
                 argument.set_type(i8)
                 with ir.InsertionPoint.at_block_begin(block), op.location:
                     bit = arith.trunci(i1, argument)
-                for use in list(argument.uses):
-                    user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
-                    if user != bit.owner.operation:
-                        user.operands[use.operand_number] = bit
+                argument.replace_all_uses_except(bit, bit.owner.operation)
                 count += 1
     return count
 

@@ -47,6 +47,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import bufferization, linalg, tensor
 
+from .analysis import use_owner
 from .linalg_rewrite import defining_op, ops_where
 
 __all__ = ["read_padded_interiors", "scheduled_copies"]
@@ -133,7 +134,7 @@ def read_padded_interiors(module: ir.Module) -> int:
             offsets, sizes = (list(ir.DenseI64ArrayAttr(insert.attributes[name]))
                               for name in ("static_offsets", "static_sizes"))
             source = insert.operands[0]
-            later = [(user, number) for user, number in _uses(source) if _after(insert, user)]
+            later = [(use_owner(use), use.operand_number) for use in source.uses if _after(insert, use_owner(use))]
             if not later:
                 continue
             with ir.InsertionPoint.after(insert), insert.location:
@@ -142,11 +143,6 @@ def read_padded_interiors(module: ir.Module) -> int:
             for user, number in later:
                 user.operands[number] = interior
     return len(inserts)
-
-
-def _uses(value: ir.Value) -> list[tuple[ir.Operation, int]]:
-    return [(use.owner.operation if hasattr(use.owner, "operation") else use.owner, use.operand_number)
-            for use in value.uses]
 
 
 def _after(op: ir.Operation, user: ir.Operation) -> bool:
