@@ -52,45 +52,9 @@ DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i1": np.bool
 SCALAR_CTYPES = {"f32": ctypes.c_float, "f64": ctypes.c_double, "i1": ctypes.c_bool, "i8": ctypes.c_int8,
                  "i16": ctypes.c_int16, "i32": ctypes.c_int32, "i64": ctypes.c_int64, "index": ctypes.c_int64}
 
-# inputs in each function's domain: name -> transform of a standard normal sample
-DOMAINS = {
-    "acosh": lambda x: 1.0 + np.abs(x), "asin": np.tanh, "acos": np.tanh, "atanh": lambda x: 0.99 * np.tanh(x),
-    "log": np.abs, "sqrt": np.abs, "rsqrt": lambda x: np.abs(x) + 0.1, "log2": np.abs, "log10": np.abs,
-    "log1p": lambda x: np.abs(x) - 0.5, "lgamma": lambda x: 3 * x, "digamma": lambda x: 3 * x,
-    "pow": np.abs, "tan": lambda x: 1.2 * np.tanh(x), "mul_short": lambda x: 1 + 0.05 * x,
-    "cast_to_u16": lambda x: 40000.0 * x,  # both sides of [0, 65535]
-}
-
-
 # ----------------------------------------------------------------------------
 # build (here)
 # ----------------------------------------------------------------------------
-
-def _inputs(name: str, signature: Any, rng: np.random.Generator) -> list[np.ndarray]:
-    arrays = []
-    for i, spec in enumerate(signature.inputs):
-        shape = spec.shape or ()
-        dtype = np.dtype(DTYPES[spec.element])
-        if spec.element == "i1":
-            value = rng.integers(0, 2, shape).astype(bool)
-        elif dtype.kind in "iu":  # unsigned: the negative draws wrap to values near MAX
-            if name in ("dynamic_slice", "dynamic_update_slice", "extract", "loop"):
-                value = rng.integers(0, 40, shape)
-            elif name in ("gather", "scatter"):
-                value = rng.integers(0, 37, shape)
-            elif name.startswith("shift"):
-                value = rng.integers(0, 31, shape) if i == 1 else rng.integers(-1000, 1000, shape)
-            else:  # nonzero: divisors
-                value = rng.integers(1, 10, shape) * rng.choice([-1, 1], shape)
-            value = value.astype(np.int64).astype(dtype)
-        else:
-            value = rng.standard_normal(shape)
-            if name in DOMAINS and i == 0:
-                value = DOMAINS[name](value)
-            value = value.astype(dtype)
-        arrays.append(np.asarray(value))
-    return arrays
-
 
 def _as_tuple(value: Any) -> tuple:
     return value if isinstance(value, tuple) else (value,)
@@ -131,7 +95,7 @@ def build(directory: Path) -> None:
 
     # every dlvm op, and reductions around the split-reduction thresholds, against the CPU back end
     groups = {group: {n: test_gpu.OPS[n] for n in names} for group, names in test_gpu.GROUPS.items()}
-    groups["reductions"] = reduction_cases()
+    groups["reductions"] = test_gpu.reduction_cases()
     for group, functions in groups.items():
         names = list(functions)
         source = "".join(functions.values())
@@ -140,7 +104,7 @@ def build(directory: Path) -> None:
         for name in names:
             entry = f"t_{name}"
             signature = cpu.signatures[entry]
-            args = _inputs(name, signature, rng)
+            args = test_gpu.op_inputs(name, signature, rng)
             if name == "loop":  # the trip count
                 args[1] = np.asarray(3, np.int64)
             want = _as_tuple(cpu[entry](*[a.item() if s.shape is None else a for s, a in zip(signature.inputs, args)]))
@@ -218,29 +182,6 @@ def build(directory: Path) -> None:
     (directory / "cases.json").write_text(json.dumps(cases, indent=1))
     size = sum(p.stat().st_size for p in directory.rglob("*") if p.is_file())
     print(f"{len(cases)} cases in {directory} ({size / 2**20:.1f} MiB)")
-
-
-def reduction_cases() -> dict[str, str]:
-    """Reductions on both sides of the GPU split-reduction thresholds (gpu_split_reduction.py):
-    few or many outputs, long or short, divisible or prime extents, several reduced dims,
-    each combiner kind, and the reductions inside softmax."""
-    def fn(name: str, shape: str, result: str, body: str, element: str = "f32") -> str:
-        t = f"tensor<{shape}x{element}>"
-        return (f"func.func @t_{name}(%a0: {t}) -> {result} {{\n  %r = {body} : {t}\n"
-                f"  return %r : {result}\n}}\n")
-
-    return {
-        "sum_tall": fn("sum_tall", "4096x8", "tensor<8xf32>", "dlvm.reduce add %a0 dims [0]"),
-        "sum_all_1e6": fn("sum_all_1e6", "1000x1000", "tensor<f32>", "dlvm.reduce add %a0 dims [0, 1]"),
-        "max_prime": fn("max_prime", "16x4099", "tensor<16xf32>", "dlvm.reduce max %a0 dims [1]"),
-        "mean_batch": fn("mean_batch", "1024x512", "tensor<512xf32>", "dlvm.reduce mean %a0 dims [0]"),
-        "min_777": fn("min_777", "777x33", "tensor<33xf32>", "dlvm.reduce min %a0 dims [0]"),
-        "sum_two_dims": fn("sum_two_dims", "64x50x7", "tensor<7xf32>", "dlvm.reduce add %a0 dims [0, 1]"),
-        "sum_i32": fn("sum_i32", "2048x3", "tensor<3xi32>", "dlvm.reduce add %a0 dims [0]", "i32"),
-        "mul_short": fn("mul_short", "63x5", "tensor<5xf32>", "dlvm.reduce mul %a0 dims [0]"),
-        "softmax_tall": fn("softmax_tall", "4096x16", "tensor<4096x16xf32>", "dlvm.softmax %a0 axis 0"),
-        "log_softmax_wide": fn("log_softmax_wide", "8x5000", "tensor<8x5000xf32>", "dlvm.log_softmax %a0 axis 1"),
-    }
 
 
 # ----------------------------------------------------------------------------

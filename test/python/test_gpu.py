@@ -32,6 +32,7 @@ from dlvm_mlir.backend.gpu import (
 from dlvm_mlir.backend.gpu_kernels import matmul_config, matmul_spec
 from dlvm_mlir.backend.gpu_schedule import GpuScheduleOptions, plan_gpu_op
 from dlvm_mlir.backend.analysis import LoopNest
+from dlvm_mlir.backend.runtime import FunctionSignature
 from dlvm_mlir.compiler import CompileOptions, lower
 from dlvm_mlir.errors import DLVMError
 from mlir import ir
@@ -196,6 +197,67 @@ GROUPS = {
     "reduce": ["reduce_rows", "reduce_cols", "reduce_all", "scan", "scan_exclusive_reverse", "reduce_window", "reduce_window_dilated", "softmax", "log_softmax",
                "convolve", "loop", "extract", "argmax", "argmin", "reduce_max_u64"],
 }
+
+
+# inputs in each function's domain: name -> transform of a standard normal sample
+DOMAINS = {
+    "acosh": lambda x: 1.0 + np.abs(x), "asin": np.tanh, "acos": np.tanh, "atanh": lambda x: 0.99 * np.tanh(x),
+    "log": np.abs, "sqrt": np.abs, "rsqrt": lambda x: np.abs(x) + 0.1, "log2": np.abs, "log10": np.abs,
+    "log1p": lambda x: np.abs(x) - 0.5, "lgamma": lambda x: 3 * x, "digamma": lambda x: 3 * x,
+    "pow": np.abs, "tan": lambda x: 1.2 * np.tanh(x), "mul_short": lambda x: 1 + 0.05 * x,
+    "cast_to_u16": lambda x: 40000.0 * x,  # both sides of [0, 65535]
+}
+
+
+def op_inputs(name: str, signature: FunctionSignature, rng: np.random.Generator) -> list[np.ndarray]:
+    """Inputs of the function ``t_<name>`` of :data:`OPS` or :func:`reduction_cases`, in its domain
+    (shared with ``benchmarks/gpu_check.py``)."""
+    arrays = []
+    for i, spec in enumerate(signature.inputs):
+        shape = spec.shape or ()
+        dtype = spec.dtype
+        if spec.element == "i1":
+            value = rng.integers(0, 2, shape).astype(bool)
+        elif dtype.kind in "iu":  # unsigned: the negative draws wrap to values near MAX
+            if name in ("dynamic_slice", "dynamic_update_slice", "extract", "loop"):
+                value = rng.integers(0, 40, shape)
+            elif name in ("gather", "scatter"):
+                value = rng.integers(0, 37, shape)
+            elif name.startswith("shift"):
+                value = rng.integers(0, 31, shape) if i == 1 else rng.integers(-1000, 1000, shape)
+            else:  # nonzero: divisors
+                value = rng.integers(1, 10, shape) * rng.choice([-1, 1], shape)
+            value = value.astype(np.int64).astype(dtype)
+        else:
+            value = rng.standard_normal(shape)
+            if name in DOMAINS and i == 0:
+                value = DOMAINS[name](value)
+            value = value.astype(dtype)
+        arrays.append(np.asarray(value))
+    return arrays
+
+
+def reduction_cases() -> dict[str, str]:
+    """Reductions on both sides of the GPU split-reduction thresholds (gpu_split_reduction.py):
+    few or many outputs, long or short, divisible or prime extents, several reduced dims,
+    each combiner kind, and the reductions inside softmax."""
+    def fn(name: str, shape: str, result: str, body: str, element: str = "f32") -> str:
+        t = f"tensor<{shape}x{element}>"
+        return (f"func.func @t_{name}(%a0: {t}) -> {result} {{\n  %r = {body} : {t}\n"
+                f"  return %r : {result}\n}}\n")
+
+    return {
+        "sum_tall": fn("sum_tall", "4096x8", "tensor<8xf32>", "dlvm.reduce add %a0 dims [0]"),
+        "sum_all_1e6": fn("sum_all_1e6", "1000x1000", "tensor<f32>", "dlvm.reduce add %a0 dims [0, 1]"),
+        "max_prime": fn("max_prime", "16x4099", "tensor<16xf32>", "dlvm.reduce max %a0 dims [1]"),
+        "mean_batch": fn("mean_batch", "1024x512", "tensor<512xf32>", "dlvm.reduce mean %a0 dims [0]"),
+        "min_777": fn("min_777", "777x33", "tensor<33xf32>", "dlvm.reduce min %a0 dims [0]"),
+        "sum_two_dims": fn("sum_two_dims", "64x50x7", "tensor<7xf32>", "dlvm.reduce add %a0 dims [0, 1]"),
+        "sum_i32": fn("sum_i32", "2048x3", "tensor<3xi32>", "dlvm.reduce add %a0 dims [0]", "i32"),
+        "mul_short": fn("mul_short", "63x5", "tensor<5xf32>", "dlvm.reduce mul %a0 dims [0]"),
+        "softmax_tall": fn("softmax_tall", "4096x16", "tensor<4096x16xf32>", "dlvm.softmax %a0 axis 0"),
+        "log_softmax_wide": fn("log_softmax_wide", "8x5000", "tensor<8x5000xf32>", "dlvm.log_softmax %a0 axis 1"),
+    }
 
 
 def test_every_op_is_in_a_group() -> None:

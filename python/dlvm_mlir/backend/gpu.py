@@ -83,11 +83,12 @@ from .cpu import (
     run_stages,
 )
 from .linalg_rewrite import generalize_tagged, ops_where
-from .gpu_host import HostReport, host_operations, legalize_host, wrap_in_launch
+from .gpu_host import HostReport, defining_op, host_operations, legalize_host, wrap_in_launch
 from .gpu_kernels import matmul_config, matmul_kernel, matmul_spec
 from .gpu_split_reduction import choose_split, split_reductions
 from .gpu_schedule import (
     GPU_OP_ATTR,
+    MAX_GRID_YZ,
     GpuOpRecord,
     GpuPlan,
     GpuScheduleOptions,
@@ -422,14 +423,7 @@ def grid_stride(module: ir.Module, op: ir.Operation, nest: Any, op_id: int, thre
         body = launch.regions[0].blocks[0]
         loop = next((o.operation for o in body.operations if o.operation.name == "scf.for"), None)
         if loop is not None:
-            bid, tid = _launch_ids(launch)
-            with ir.InsertionPoint(loop), loop.location:
-                index = ir.IndexType.get()
-                start = arith.addi(arith.muli(bid, arith.constant(index, block)), tid)
-                lower = arith.addi(loop.operands[0], arith.muli(start, loop.operands[2]))
-                step = arith.muli(loop.operands[2], arith.constant(index, block * grid))
-            loop.operands[0] = lower
-            loop.operands[2] = step
+            _stride_over_threads(launch, loop, block, grid)
     return GpuPlan(
         kind="grid-stride",
         mapped=(0, None, None) if distribute else (None, None, None),
@@ -437,6 +431,157 @@ def grid_stride(module: ir.Module, op: ir.Operation, nest: Any, op_id: int, thre
         grid_dims=(grid, 1, 1),
         note="loops, outermost loop shared by all threads" if distribute else "loops on one thread",
     )
+
+
+def _stride_over_threads(launch: ir.Operation, loop: ir.Operation, block: int, grid: int) -> None:
+    """Let the threads of ``launch`` (``grid`` blocks of ``block`` along x) share ``loop``
+    (``scf.for``): thread t runs iterations t, t + block * grid, ... (a grid-stride loop)."""
+    from mlir.dialects import arith
+
+    bid, tid = _launch_ids(launch)
+    with ir.InsertionPoint(loop), loop.location:
+        index = ir.IndexType.get()
+        start = arith.addi(arith.muli(bid, arith.constant(index, block)), tid)
+        lower = arith.addi(loop.operands[0], arith.muli(start, loop.operands[2]))
+        step = arith.muli(loop.operands[2], arith.constant(index, block * grid))
+    loop.operands[0] = lower
+    loop.operands[2] = step
+
+
+#: combiners of a read-modify-write in a host loop that become atomic updates
+_ATOMIC_KINDS = {"arith.addf": "addf", "arith.addi": "addi"}
+#: ops a host loop may contain to run as a kernel
+_KERNEL_SAFE = ("arith.", "math.", "scf.", "affine.apply", "affine.min", "affine.max", "index.", "memref.load",
+                "memref.store", "memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.atomic_rmw")
+
+
+def _root(value: ir.Value) -> ir.Value:
+    """The allocation or argument that a view of ``value`` reads."""
+    owner = defining_op(value)
+    while owner is not None and owner.name in (
+        "memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast", "memref.reinterpret_cast"
+    ):
+        value = owner.operands[0]
+        owner = defining_op(value)
+    return value
+
+
+def _atomic_updates(loop: ir.Operation) -> bool:
+    """Make every store in ``loop`` an atomic update, if each one is ``x[i] = combine(x[i], y)``
+    (:data:`_ATOMIC_KINDS`) on a buffer that the loop reads nowhere else (a scatter-add:
+    an embedding's or a cross-entropy's gradient); then the iterations commute.  False
+    (and nothing changed) otherwise."""
+    from mlir.dialects import memref
+    from mlir.dialects.arith import AtomicRMWKind
+
+    stores: list[ir.Operation] = []
+    loads: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "memref.store":
+            stores.append(op)
+        elif op.name == "memref.load":
+            loads.append(op)
+        return ir.WalkResult.ADVANCE
+
+    loop.walk(visit, ir.WalkOrder.PRE_ORDER)
+    updates: list[tuple[ir.Operation, ir.Operation, ir.Operation, ir.Value]] = []
+    for store in stores:
+        combine = defining_op(store.operands[0])
+        if combine is None or combine.name not in _ATOMIC_KINDS:
+            return False
+        if len(list(combine.results[0].uses)) != 1:
+            return False
+        target, indices = store.operands[1], list(store.operands[2:])
+        found = None
+        for position in range(2):
+            load = defining_op(combine.operands[position])
+            if (load is not None and load.name == "memref.load" and load.operands[0] == target
+                    and list(load.operands[1:]) == indices and len(list(load.results[0].uses)) == 1):
+                found = (load, combine.operands[1 - position])
+        if found is None:
+            return False
+        updates.append((store, combine, found[0], found[1]))
+    if not updates:
+        return False
+    updated = {_root(store.operands[1]) for store, *_ in updates}
+    own = {load for _, _, load, _ in updates}
+    if any(load not in own and _root(load.operands[0]) in updated for load in loads):
+        return False
+    for store, combine, load, value in updates:
+        with ir.InsertionPoint(store), store.location:
+            kind = AtomicRMWKind[_ATOMIC_KINDS[combine.name]]
+            memref.AtomicRMWOp(kind, value, store.operands[1], list(store.operands[2:]))
+        store.erase()
+        combine.erase()
+        load.erase()
+    return True
+
+
+def _trip_count(loop: ir.Operation) -> int | None:
+    bounds = []
+    for operand in list(loop.operands)[:3]:
+        owner = defining_op(operand)
+        if owner is None or owner.name != "arith.constant":
+            return None
+        bounds.append(ir.IntegerAttr(owner.attributes["value"]).value)
+    lower, upper, step = bounds
+    return max(0, -(-(upper - lower) // step)) if step > 0 else None
+
+
+def _kernel_loops(block: ir.Block) -> list[ir.Operation]:
+    """Outermost host loops under ``block`` whose bodies a kernel can run (loads, stores,
+    arithmetic: no launch, allocation, copy or call)."""
+    found: list[ir.Operation] = []
+    for op in block.operations:
+        op = op.operation
+        if op.name == "gpu.launch":
+            continue
+        safe = op.name in ("scf.for", "scf.while") and not len(op.results)
+        if safe:
+            def check(inner: ir.Operation) -> ir.WalkResult:
+                nonlocal safe
+                if inner != op and not inner.name.startswith(_KERNEL_SAFE):
+                    safe = False
+                    return ir.WalkResult.INTERRUPT
+                return ir.WalkResult.ADVANCE
+
+            op.walk(check, ir.WalkOrder.PRE_ORDER)
+        if safe:
+            found.append(op)
+            continue
+        for region in op.regions:
+            for inner_block in region.blocks:
+                found += _kernel_loops(inner_block)
+    return found
+
+
+def launch_host_loops(module: ir.Module, threads: int) -> list[GpuOpRecord]:
+    """Host loops on device buffers (what bufferization made of a scatter, of an op with
+    run-time indices) as kernels: a loop whose stores are all atomic updates
+    (:func:`_atomic_updates`) is shared by up to ``threads`` threads per block
+    (grid-stride); any other runs on one thread.  Left on the host, each of the loop's
+    loads and stores became a kernel launch and a copy of its own: 384 launches a step
+    for the one-hot scatter of a CNN's cross-entropy at batch 128."""
+    records: list[GpuOpRecord] = []
+    with module.context:
+        for fn in module.body.operations:
+            if fn.operation.name != "func.func" or not len(fn.operation.regions[0].blocks):
+                continue
+            for loop in _kernel_loops(fn.operation.regions[0].blocks[0]):
+                trip = _trip_count(loop) if loop.name == "scf.for" else None
+                if trip is not None and trip > 1 and _atomic_updates(loop):
+                    block = min(threads, trip)
+                    grid = min(-(-trip // block), MAX_GRID_YZ)
+                    launch = wrap_in_launch(loop, grid=(grid, 1, 1), block=(block, 1, 1))
+                    _stride_over_threads(launch, loop, block, grid)
+                    plan = GpuPlan(kind="grid-stride", mapped=(0, None, None), block_dims=(block, 1, 1),
+                                   grid_dims=(grid, 1, 1), note="host loop of atomic updates, shared by all threads")
+                else:
+                    wrap_in_launch(loop)
+                    plan = GpuPlan(kind="serial", note="host loop on one thread")
+                records.append(GpuOpRecord(op_name=loop.name, ranges=(trip,) if trip else (), plan=plan))
+    return records
 
 
 def map_steps(options: GpuOptions) -> list[Step]:
@@ -501,6 +646,7 @@ def _map_ops(module: ir.Module, options: GpuOptions) -> list[GpuOpRecord]:
                 fallback.append((op, analyze_linalg_op(op), record))
         for index, (op, nest, record) in enumerate(fallback):
             record.plan = grid_stride(module, op, nest, len(work) + index, sched.block_threads)
+        records += launch_host_loops(module, sched.block_threads)
         _strip_attribute(module, GPU_OP_ATTR)
         _drop_final_barriers(module)
     return records

@@ -191,8 +191,8 @@ def _free_loop_carried_buffers(fn: ir.Operation, report: HostReport) -> None:
         for init, carried, yielded, result in zip(inits, list(body.arguments)[1:], yield_op.operands, loop.results):
             if not isinstance(init.type, ir.MemRefType):
                 continue
-            init_op = _defining(init)
-            new_op = _defining(yielded)
+            init_op = defining_op(init)
+            new_op = defining_op(yielded)
             if init_op is None or new_op is None or init_op.name != "gpu.alloc" or new_op.name != "gpu.alloc":
                 continue
             if new_op.block != body or init_op.block != loop.block:
@@ -219,7 +219,8 @@ def _as_op(owner: object) -> ir.Operation:
     return owner if isinstance(owner, ir.Operation) else owner.operation  # type: ignore[attr-defined]
 
 
-def _defining(value: ir.Value) -> ir.Operation | None:
+def defining_op(value: ir.Value) -> ir.Operation | None:
+    """The op that defines ``value`` (None for a block argument)."""
     owner = value.owner
     if isinstance(owner, ir.Block):
         return None
