@@ -83,6 +83,7 @@ from .cpu import (
     run_stages,
 )
 from .linalg_rewrite import generalize_tagged, ops_where
+from .gpu_accumulators import promote_accumulators
 from .gpu_host import HostReport, defining_op, host_operations, legalize_host, wrap_in_launch
 from .gpu_kernels import matmul_config, matmul_kernel, matmul_spec
 from .gpu_split_reduction import choose_split, split_reductions
@@ -738,6 +739,15 @@ def _widen_and_mark(module: ir.Module) -> None:
         module.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
 
 
+def kernel_loop_steps() -> list[Step]:
+    """The linalg ops left in the launches as loops, their accumulators in registers
+    (:mod:`.gpu_accumulators`; shared with :mod:`.gpu_emulator`)."""
+    return [
+        Passes("func.func(convert-linalg-to-loops,canonicalize)"),
+        Call("accumulators", promote_accumulators),
+    ]
+
+
 def outline_steps(options: GpuOptions) -> list[Step]:
     """One kernel per launch, all in one gpu.module carrying the NVVM target.
 
@@ -745,7 +755,7 @@ def outline_steps(options: GpuOptions) -> list[Step]:
     asserts on sub-byte stores, and numpy stores a bool per byte), after the
     linalg ops left in the launches became loops."""
     return [
-        Passes("func.func(convert-linalg-to-loops)"),
+        *kernel_loop_steps(),
         Call("outline", _widen_and_mark),
         Passes("gpu-launch-sink-index-computations,gpu-kernel-outlining"),
         Call("merge-kernel-modules", merge_kernel_modules),

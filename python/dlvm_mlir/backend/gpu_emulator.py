@@ -32,7 +32,7 @@ from mlir.execution_engine import ExecutionEngine
 
 from .boolmem import widen_bool_memrefs
 
-from .gpu import GpuOptions, lower_to_gpu
+from .gpu import GpuOptions, kernel_loop_steps, lower_to_gpu
 from .gpu_schedule import GpuOpRecord
 from dlvm_mlir.passes import Passes, run_steps
 from .runtime import ENTRY_PREFIX, ERROR_GLOBAL, ExecutionError, FunctionSignature, _EntryPoint
@@ -143,7 +143,7 @@ class EmulatedGpuProgram:
         result = lower_to_gpu(module, options, stop_after="map")
         self.plans: list[GpuOpRecord] = result.ops
         self.signatures: dict[str, FunctionSignature] = {sig.name: sig for sig in result.signatures}
-        run_steps(module, [Passes("func.func(convert-linalg-to-loops)")])
+        run_steps(module, kernel_loop_steps())
         launches_to_loops(module)
         widen_bool_memrefs(module)
         run_steps(module, [Passes(TO_LLVM)])
