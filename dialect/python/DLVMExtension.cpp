@@ -164,6 +164,7 @@ NB_MODULE(_dlvm, m) {
         d["tasks_by_waiters"] = stats.tasksByWaiters;
         d["sleeps"] = stats.sleeps;
         d["spin_us"] = stats.spinMicros;
+        d["moves"] = stats.moves;
         return d;
       },
       "Counters of the async runtime.");

@@ -301,3 +301,40 @@ def test_parallel_loops_can_run_on_a_shared_openmp_team() -> None:
     pytest.importorskip("torch")
     run = subprocess.run([sys.executable, "-c", OPENMP], input=MATMUL, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0 and run.stdout.strip().endswith("ok"), run.stdout + run.stderr
+
+
+MOVES = """
+import os, sys, threading
+import numpy as np
+from dlvm_mlir.backend import compile_cpu, runtime_stats
+exe = compile_cpu(sys.argv[1].replace("192", "768").replace("256", "768").replace("160", "768"), threads=2)
+mm = exe.entry("mm")
+a = np.ones((768, 768), np.float32)
+mm(a, a)
+main = threading.get_native_id()
+def name(t):
+    return open(f"/proc/self/task/{t}/comm").read().strip()
+(worker,) = [t for t in map(int, os.listdir("/proc/self/task")) if t != main and name(t) == "python"]
+allowed = os.sched_getaffinity(0)
+first = min(allowed)
+os.sched_setaffinity(0, {first})  # the caller queues every task from one CPU
+for _ in range(20):
+    os.sched_setaffinity(worker, {first})  # the worker onto the caller's CPU,
+    os.sched_setaffinity(worker, allowed)  # where it may stay
+    assert (mm(a, a) == 768).all()
+print(runtime_stats()["async"]["moves"])
+"""
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
+def test_a_worker_leaves_the_callers_cpu() -> None:
+    """A worker that would run a task on the CPU it was queued from moves to another one
+    (after a pause the kernel had woken it onto the caller's vCPU, where both halves of a
+    2-thread matmul shared one vCPU for several calls). The caller is pinned to one CPU and
+    the worker put there before each of 20 calls (768^3 matmuls, long enough for the worker
+    to get a time slice there): it moves off at least once (9-12 times when measured)."""
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-c", MOVES, MATMUL], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout.strip()) >= 1

@@ -496,7 +496,8 @@ def runtime_stats() -> dict[str, dict[str, int]]:
     ``buffers``: the caching allocator (``cached_bytes``, ``hits``, ``misses``,
     ``capacity``); ``async``: the async runtime (``live_objects`` - tokens,
     values and groups not yet freed -, ``workers``, ``tasks_by_workers``,
-    ``tasks_by_waiters``, ``sleeps``, ``spin_us``, ``openmp_regions``: parallel
+    ``tasks_by_waiters``, ``sleeps``, ``spin_us``, ``moves``: times a worker moved off
+    the CPU of the thread that queued its task, ``openmp_regions``: parallel
     regions run on a shared OpenMP team, see :func:`share_openmp_threads`).
     """
     stats = dict(_dlvm.async_runtime_stats())

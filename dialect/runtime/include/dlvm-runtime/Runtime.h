@@ -52,6 +52,7 @@ typedef struct {
   uint64_t tasksByWaiters; /* tasks run by threads waiting on a group/token */
   uint64_t sleeps;         /* times a worker or waiter went to sleep */
   int64_t spinMicros;      /* spin budget before sleeping */
+  uint64_t moves;          /* times a worker left the CPU of the thread that queued its task */
 } DlvmAsyncStats;
 
 DLVM_RUNTIME_EXPORT void dlvmRuntimeBufferStats(DlvmBufferStats *stats);
