@@ -84,7 +84,7 @@ from .cpu import (
 )
 from .linalg_rewrite import generalize_tagged, ops_where
 from .gpu_accumulators import promote_accumulators
-from .gpu_host import HostReport, defining_op, host_operations, legalize_host, wrap_in_launch
+from .gpu_host import HostReport, defining_op, host_operations, legalize_host, root_buffer, wrap_in_launch
 from .gpu_kernels import matmul_config, matmul_kernel, matmul_spec
 from .gpu_split_reduction import choose_split, split_reductions
 from .gpu_schedule import (
@@ -456,17 +456,6 @@ _KERNEL_SAFE = ("arith.", "math.", "scf.", "affine.apply", "affine.min", "affine
                 "memref.store", "memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.atomic_rmw")
 
 
-def _root(value: ir.Value) -> ir.Value:
-    """The allocation or argument that a view of ``value`` reads."""
-    owner = defining_op(value)
-    while owner is not None and owner.name in (
-        "memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast", "memref.reinterpret_cast"
-    ):
-        value = owner.operands[0]
-        owner = defining_op(value)
-    return value
-
-
 def _atomic_updates(loop: ir.Operation) -> bool:
     """Make every store in ``loop`` an atomic update, if each one is ``x[i] = combine(x[i], y)``
     (:data:`_ATOMIC_KINDS`) on a buffer that the loop reads nowhere else (a scatter-add:
@@ -505,9 +494,9 @@ def _atomic_updates(loop: ir.Operation) -> bool:
         updates.append((store, combine, found[0], found[1]))
     if not updates:
         return False
-    updated = {_root(store.operands[1]) for store, *_ in updates}
+    updated = {root_buffer(store.operands[1]) for store, *_ in updates}
     own = {load for _, _, load, _ in updates}
-    if any(load not in own and _root(load.operands[0]) in updated for load in loads):
+    if any(load not in own and root_buffer(load.operands[0]) in updated for load in loads):
         return False
     for store, combine, load, value in updates:
         with ir.InsertionPoint(store), store.location:

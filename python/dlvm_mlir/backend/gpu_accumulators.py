@@ -16,7 +16,7 @@ LLVM cannot keep ``%out[%i, %j]`` in a register: the kernel's buffers are
 plain pointers that may alias as far as it knows, so every step is three loads
 and a store.  Here, where the indices do not change inside the loop and no other
 access in the loop reaches the same buffer (every other access's buffer is
-another allocation or argument, :func:`_root`), the element becomes a
+another allocation or argument, :func:`.gpu_host.root_buffer`), the element becomes a
 loop-carried value (``iter_args``): loaded once before the loop, stored once
 after it.  Applied innermost loop first, so a sum over several loops is carried
 out through all of them.
@@ -27,21 +27,12 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import memref, scf
 
-from .gpu_host import defining_op
+from .analysis import ops_where
+from .gpu_host import inside_launch, root_buffer
 
 __all__ = ["promote_accumulators"]
 
-_VIEWS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast", "memref.reinterpret_cast")
 _ACCESSES = ("memref.load", "memref.store", "memref.atomic_rmw")
-
-
-def _root(value: ir.Value) -> ir.Value:
-    """The allocation or argument whose memory a view ``value`` reaches."""
-    owner = defining_op(value)
-    while owner is not None and owner.name in _VIEWS:
-        value = owner.operands[0]
-        owner = defining_op(value)
-    return value
 
 
 def _accessed(op: ir.Operation) -> ir.Value:
@@ -88,9 +79,9 @@ def _candidate(loop: ir.Operation) -> tuple[ir.Operation, ir.Operation] | None:
                   and _indices(op) == indices]
         if len(stores) != 1:
             continue
-        root = _root(target)
+        root = root_buffer(target)
         others = [op for op in accesses if op != load and op != stores[0]]
-        if any(_root(_accessed(op)) == root for op in others):
+        if any(root_buffer(_accessed(op)) == root for op in others):
             continue
         return load, stores[0]
     return None
@@ -132,41 +123,13 @@ def _promote(loop: ir.Operation, load: ir.Operation, store: ir.Operation) -> ir.
     return new.operation
 
 
-def _loops_innermost_first(root: ir.Operation) -> list[ir.Operation]:
-    loops: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "scf.for":
-            loops.append(op)
-        return ir.WalkResult.ADVANCE
-
-    root.walk(visit, ir.WalkOrder.POST_ORDER)
-    return loops
-
-
-def _launches(module: ir.Module) -> list[ir.Operation]:
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "gpu.launch":
-            found.append(op)
-            return ir.WalkResult.SKIP
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return found
-
-
 def promote_accumulators(module: ir.Module) -> int:
     """Promote the accumulators of the loops inside every ``gpu.launch``; the number promoted."""
     count = 0
+    loops = ops_where(module, lambda op: op.name == "scf.for" and inside_launch(op))
     with module.context:
-        for launch in _launches(module):
-            for loop in _loops_innermost_first(launch):
-                while True:
-                    found = _candidate(loop)
-                    if found is None:
-                        break
-                    loop = _promote(loop, *found)
-                    count += 1
+        for loop in reversed(loops):  # innermost first
+            while (found := _candidate(loop)) is not None:
+                loop = _promote(loop, *found)
+                count += 1
     return count

@@ -30,6 +30,7 @@ from mlir import ir
 from mlir.dialects import arith, scf
 from mlir.execution_engine import ExecutionEngine
 
+from .analysis import ops_where
 from .boolmem import widen_bool_memrefs
 
 from .gpu import GpuOptions, kernel_loop_steps, lower_to_gpu
@@ -86,15 +87,7 @@ def launches_to_loops(module: ir.Module) -> int:
     """Replace every ``gpu.launch`` by loops over its blocks and threads; the number replaced.
 
     Raises :class:`NotEmulable` for a kernel that synchronizes its threads."""
-    launches: list[ir.Operation] = []
-
-    def collect(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "gpu.launch":
-            launches.append(op)
-            return ir.WalkResult.SKIP
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(collect, ir.WalkOrder.PRE_ORDER)
+    launches = ops_where(module, lambda op: op.name == "gpu.launch")
     with module.context:
         for launch in launches:
             _check_emulable(launch)

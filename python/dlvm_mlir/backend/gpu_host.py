@@ -61,7 +61,8 @@ class HostReport:
     notes: list[str] = field(default_factory=list)
 
 
-def _inside_launch(op: ir.Operation) -> bool:
+def inside_launch(op: ir.Operation) -> bool:
+    """Whether ``op`` is nested in a ``gpu.launch`` or a kernel."""
     parent = op.parent
     while parent is not None:
         if parent.name in ("gpu.launch", "gpu.module", "gpu.func"):
@@ -217,6 +218,20 @@ def _name(owner: object) -> str:
 
 def _as_op(owner: object) -> ir.Operation:
     return owner if isinstance(owner, ir.Operation) else owner.operation  # type: ignore[attr-defined]
+
+
+_VIEWS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast", "memref.reinterpret_cast")
+
+
+def root_buffer(value: ir.Value) -> ir.Value:
+    """The allocation or argument whose memory the view ``value`` reaches: two accesses whose
+    roots differ touch different buffers (the host copies every entry argument into a
+    buffer of its own)."""
+    owner = defining_op(value)
+    while owner is not None and owner.name in _VIEWS:
+        value = owner.operands[0]
+        owner = defining_op(value)
+    return value
 
 
 def defining_op(value: ir.Value) -> ir.Operation | None:
@@ -385,7 +400,7 @@ def legalize_host(module: ir.Module, outputs: dict[str, int]) -> HostReport:
             ops = host_operations(fn)
             for op in ops:
                 if (op.name.startswith("linalg.") and op.name != "linalg.yield") or op.name == "memref.copy":
-                    if not _inside_launch(op):
+                    if not inside_launch(op):
                         wrap_in_launch(op)
                         report.serial_kernels += 1
             ops = host_operations(fn)
