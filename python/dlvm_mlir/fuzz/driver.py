@@ -48,6 +48,7 @@ class FuzzConfig:
     reduce_seconds: float = 90.0
     recycle: int = 25
     cpu_pipeline: float = 0.3
+    gpu_emulate: float = 0.25
     progress_every: float = 5.0
     quiet: bool = False
     log: Callable[[str], None] = field(default=lambda line: print(line, file=sys.stderr, flush=True))
@@ -92,6 +93,7 @@ class Fuzzer:
         self.mutator_stats: dict[str, Counter[str]] = defaultdict(Counter)
         self.programs = 0
         self.calls = 0
+        self.gpu_calls = 0
         self.start = time.monotonic()
         self.reduce_time = 0.0
         self.corpus: Corpus | None = None
@@ -141,7 +143,8 @@ class Fuzzer:
                 pool = corpus.valid if prng.random() < 0.9 or not corpus.invalid else corpus.invalid
                 piece = prng.choice(pool)
                 text, applied = mutate(piece, corpus, prng)
-                outcome = self.worker.run(text, self.config.timeout, seed=pseed, cpu_pipeline=self.config.cpu_pipeline)
+                outcome = self.worker.run(text, self.config.timeout, seed=pseed, cpu_pipeline=self.config.cpu_pipeline,
+                                          gpu_emulate=self.config.gpu_emulate)
                 self.programs += 1
                 self._record(index, pseed, piece, applied, outcome)
                 if time.monotonic() - last_progress >= self.config.progress_every:
@@ -166,7 +169,8 @@ class Fuzzer:
         parts = [f"{cls} {self.counts[cls]}" for cls in CLASSES if self.counts[cls]]
         bad = self.bad_count()
         return (f"dlvm-fuzz: {elapsed:6.0f} s  {self.programs} programs ({rate:.2f}/s), "
-                f"{self.calls} calls: {', '.join(parts)}; failures {bad} ({len(self.failures)} distinct)")
+                f"{self.calls} calls ({self.gpu_calls} on the emulated GPU): {', '.join(parts)}; "
+                f"failures {bad} ({len(self.failures)} distinct)")
 
     def bad_count(self) -> int:
         return sum(f.count for f in self.failures.values())
@@ -177,6 +181,7 @@ class Fuzzer:
         self.counts[cls] += 1
         self.by_stage[stage][cls] += 1
         self.calls += outcome.get("calls", 0)
+        self.gpu_calls += outcome.get("gpu_calls", 0)
         for name in applied[:1]:
             stats = self.mutator_stats[name]
             stats["programs"] += 1
@@ -245,7 +250,7 @@ class Fuzzer:
 
         def still_fails(candidate: str) -> bool:
             outcome = self.worker.run(candidate, timeout, seed=pseed, declare=False,
-                                      cpu_pipeline=self.config.cpu_pipeline)
+                                      cpu_pipeline=self.config.cpu_pipeline, gpu_emulate=self.config.gpu_emulate)
             return signature(outcome["cls"], outcome["stage"] or "parse", outcome.get("message", "")) == target
 
         return reduce_lines(text, still_fails, max_seconds=self.config.reduce_seconds)
@@ -259,6 +264,7 @@ class Fuzzer:
             "programs": self.programs,
             "programs_per_s": round(self.programs / elapsed, 3) if elapsed else 0.0,
             "calls": self.calls,
+            "gpu_calls": self.gpu_calls,
             "counts": {cls: self.counts[cls] for cls in CLASSES},
             "by_stage": {stage: dict(self.by_stage[stage]) for stage in STAGES if stage in self.by_stage},
             "bad": self.bad_count(),
@@ -283,7 +289,8 @@ def _gist(message: str) -> str:
 
 
 def replay(path: Path, *, seed: int | None = None, timeout: float = 60.0, out: Path | None = None,
-           declare: bool = False, cpu_pipeline: float | None = None) -> dict[str, Any]:
+           declare: bool = False, cpu_pipeline: float | None = None,
+           gpu_emulate: float | None = None) -> dict[str, Any]:
     """Run one program file through the stages (in a worker); its outcome.
 
     The program seed (inputs, pipeline options) comes from ``seed`` or the
@@ -301,6 +308,7 @@ def replay(path: Path, *, seed: int | None = None, timeout: float = 60.0, out: P
     worker = Worker(out or Path(path).parent / ".replay", recycle=1)
     try:
         return worker.run(text, timeout, seed=seed or 0, declare=declare,
-                          cpu_pipeline=0.3 if cpu_pipeline is None else cpu_pipeline)
+                          cpu_pipeline=0.3 if cpu_pipeline is None else cpu_pipeline,
+                          gpu_emulate=0.25 if gpu_emulate is None else gpu_emulate)
     finally:
         worker.stop()

@@ -15,6 +15,10 @@ Stages, in order (the first one that does not succeed classifies the program):
                    found the program does not terminate or, without bounds checks,
                    that it indexes out of bounds)
     compare        compiled vs interpreted results, with dtype tolerances
+    gpu-emulate    the CUDA back end's pipeline up to its kernels, the kernels run on the
+                   CPU (dlvm_mlir.backend.gpu_emulator; some programs)
+    gpu-compare    the emulated GPU's results vs the interpreter's, for the calls that
+                   compared (so on inputs where the program terminates and stays in bounds)
 
 Classes: ``ok``, ``located`` (a DLVMError naming a line of the program),
 ``unlocated`` (a DLVMError without one), ``traceback`` (any other
@@ -59,11 +63,13 @@ __all__ = [
 
 FILENAME = "fuzz.mlir"
 STAGES = ("parse", "declare", "canonicalize", "differentiate", "optimize", "cpu-pipeline",
-          "compile", "interpret", "run", "compare")
+          "compile", "interpret", "run", "compare", "gpu-emulate", "gpu-compare")
 COMPILE_STAGES = STAGES[:7]
 #: stages that dlvm-opt and compile() run in the compiler process (a crash there
 #: reaches the user as an internal compiler error; LLVM code generation, in
-#: "compile", included); the compiled code ("run") runs in the user's process
+#: "compile", included); the compiled code ("run") runs in the user's process,
+#: and so does the emulated GPU here (its pipeline in process: the fuzzer's test
+#: of the GPU back end, not of the crash guard)
 GUARDED_STAGES = STAGES[:7]
 BAD_CLASSES = ("unlocated", "traceback", "crash", "ice", "invalid-ir", "miscompile")
 CLASSES = ("ok", "located", "unlocated", "traceback", "crash", "timeout", "ice", "invalid-ir", "miscompile")
@@ -497,6 +503,7 @@ def run_program(
     seed: int,
     declare: bool = True,
     cpu_pipeline: float = 0.3,
+    gpu_emulate: float = 0.25,
     on_stage: Callable[[str], None] | None = None,
     on_text: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
@@ -512,6 +519,7 @@ def run_program(
     # the text (declare=False) takes the same choices and inputs
     declare_rng = random.Random(seed * 3 + 1)
     pipeline_rng = random.Random(seed * 3 + 2)
+    gpu_rng = random.Random(f"gpu {seed}")
     outcome: dict[str, Any] = {"cls": "ok", "stage": "", "message": "", "text": text, "calls": 0, "notes": []}
     stage = "parse"
 
@@ -582,6 +590,7 @@ def run_program(
             functions[ir.StringAttr(op.attributes["sym_name"]).value] = [str(t) for t in ftype.inputs]
     interpreter = Interpreter(differentiated)
     interpreter64 = Interpreter(differentiated, dtype=np.float64)
+    compared: list[tuple[str, list[Any], Any, np.random.Generator]] = []
     for name in sorted(exe.function_names):
         if name not in functions:
             continue
@@ -653,8 +662,62 @@ def run_program(
         if problem:
             outcome["inputs"] = _describe_inputs(args)
             return fail("miscompile", problem)
+        compared.append((name, args, reference, nrng))
+    if compared and gpu_rng.random() < gpu_emulate:
+        failed = _emulated_gpu(text, differentiated, compared, interpreter64, n_lines, enter, outcome)
+        if failed is not None:
+            return fail(*failed)
     outcome["stage"] = stage
     return outcome
+
+
+def _emulated_gpu(text: str, differentiated: Any, compared: list[tuple[str, list[Any], Any, np.random.Generator]],
+                  interpreter64: Any, n_lines: int, enter: Callable[[str], None],
+                  outcome: dict[str, Any]) -> tuple[str, str] | None:
+    """The stages ``gpu-emulate`` and ``gpu-compare``: (class, message) of a failure, or None."""
+    from dlvm_mlir.backend.gpu import GpuOptions
+    from dlvm_mlir.backend.gpu_emulator import EmulatedGpuProgram, NotEmulable
+    from dlvm_mlir.backend.gpu_schedule import GpuScheduleOptions
+    from dlvm_mlir.backend.runtime import OutOfMemoryError
+    from dlvm_mlir.compiler import CompileOptions, lower
+
+    try:
+        enter("gpu-emulate")
+        module = lower(text, options=CompileOptions(target="cuda", check_bounds=False), filename=FILENAME)
+        # the matmul kernels synchronize their threads, which the emulator cannot run
+        program = EmulatedGpuProgram(module, GpuOptions(schedule=GpuScheduleOptions(matmul_kernels=False)))
+    except NotEmulable as exc:
+        outcome["notes"].append(f"gpu: {exc}")
+        return None
+    except Exception as exc:  # noqa: BLE001 - classified
+        return classify_exception(exc, n_lines, text)
+    for name, args, reference, nrng in compared:
+        try:
+            got = program(name, *[np.copy(a) if isinstance(a, np.ndarray) else a for a in args])
+        except OutOfMemoryError as exc:
+            outcome["notes"].append(f"@{name}: gpu: {exc}")
+            continue
+        except Exception as exc:  # noqa: BLE001 - classified
+            return classify_exception(exc, n_lines, text)
+        enter("gpu-compare")
+
+        def rerun(new_args: list[Any] | None, name: str = name, args: list[Any] = args) -> Any:
+            return interpreter64.run(name, *(args if new_args is None else new_args))
+
+        try:
+            problem = compare_results(name, got, reference, rerun, args, text, nrng)
+        except Exception as exc:  # noqa: BLE001
+            return classify_exception(exc, n_lines, text)
+        if problem and (_reads_uninitialized(differentiated, name, args, reference)
+                        or _another_order_agrees(differentiated, name, args, got, text)):
+            outcome["notes"].append(f"@{name}: gpu: not compared (uninitialized memory, or summation order)")
+            problem = ""
+        if problem:
+            outcome["inputs"] = _describe_inputs(args)
+            return "miscompile", f"emulated GPU: {problem}"
+        outcome["gpu_calls"] = outcome.get("gpu_calls", 0) + 1
+        enter("gpu-emulate")
+    return None
 
 
 def _reads_uninitialized(module: Any, name: str, args: list[Any], reference: Any) -> bool:

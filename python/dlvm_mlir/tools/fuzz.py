@@ -1,13 +1,15 @@
 """``dlvm-fuzz``: a Kitten-style mutation fuzzer for dlvm-mlir (see docs/fuzzing.md).
 
     dlvm-fuzz [--seed N] [--time SECONDS] [--count N] [--out DIR] [--corpus DIR]
-              [--timeout SECONDS] [--no-reduce]
+              [--timeout SECONDS] [--no-reduce] [--cpu-pipeline P] [--gpu-emulate P]
     dlvm-fuzz --replay FILE.mlir [--seed N]
 
 Mutates the programs under ``test/`` at token and tree level, runs each
 mutant through parse, canonicalize+cse, dlvm-differentiate, dlvm-optimize,
 dlvm-cpu-pipeline, compile, and calls every public function on random inputs,
-comparing compiled results with the interpreter's. Each program's stages run
+comparing compiled results with the interpreter's; some programs also go through
+the CUDA back end, their kernels run on the CPU (the emulated GPU), and are
+compared the same way. Each program's stages run
 in a forked worker process, so a crash is recorded rather than fatal.
 Prints progress lines; writes ``summary.json`` and reproducers (original and
 line-reduced) to ``--out``. Exits 1 when a failure of dlvm-mlir occurred
@@ -41,6 +43,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="time limit for minimizing one failure (default 90)")
     parser.add_argument("--cpu-pipeline", type=float, default=0.3, metavar="P",
                         help="fraction of programs also run through dlvm-cpu-pipeline with random options")
+    parser.add_argument("--gpu-emulate", type=float, default=0.25, metavar="P",
+                        help="fraction of programs also compiled for CUDA and run on the emulated GPU "
+                             "(the kernels on the CPU) against the interpreter")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     parser.add_argument("--replay", type=Path, metavar="FILE",
                         help="run one program (e.g. a reproducer) through the stages and print its outcome")
@@ -66,7 +71,8 @@ def run(argv: list[str] | None = None) -> int:
         if not args.replay.is_file():
             print(f"dlvm-fuzz: error: cannot read {args.replay}", file=sys.stderr)
             return 1
-        outcome = replay(args.replay, seed=args.seed, timeout=args.timeout)
+        outcome = replay(args.replay, seed=args.seed, timeout=args.timeout, cpu_pipeline=args.cpu_pipeline,
+                         gpu_emulate=args.gpu_emulate)
         print(f"class: {outcome['cls']}\nstage: {outcome['stage']}")
         for note in outcome.get("notes", []):
             print(f"note: {note}")
@@ -89,6 +95,7 @@ def run(argv: list[str] | None = None) -> int:
         reduce=not args.no_reduce,
         reduce_seconds=args.reduce_time,
         cpu_pipeline=args.cpu_pipeline,
+        gpu_emulate=args.gpu_emulate,
         quiet=args.quiet,
     )
     try:
