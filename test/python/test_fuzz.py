@@ -251,10 +251,23 @@ def test_inputs_follow_the_signature():
 
 
 def test_a_program_runs_through_every_stage():
-    outcome = run_program(MLP, seed=3, cpu_pipeline=1.0)
-    assert outcome["cls"] == "ok" and outcome["stage"] == "compare", outcome["message"]
-    assert outcome["calls"] >= 2
+    outcome = run_program(MLP, seed=3, cpu_pipeline=1.0, gpu_emulate=1.0)
+    assert outcome["cls"] == "ok" and outcome["stage"] == "gpu-compare", outcome["message"]
+    assert outcome["calls"] >= 2 and outcome["gpu_calls"] == outcome["calls"]
     assert any("dlvm-cpu-pipeline" in note for note in outcome["notes"])
+    outcome = run_program(MLP, seed=3, gpu_emulate=0.0)
+    assert outcome["stage"] == "compare" and "gpu_calls" not in outcome
+
+
+def test_a_planted_gpu_miscompile_is_found(monkeypatch):
+    """The emulated GPU's results are compared with the interpreter's like the CPU's."""
+    from dlvm_mlir.backend.gpu_emulator import EmulatedGpuProgram
+
+    real = EmulatedGpuProgram.__call__
+    monkeypatch.setattr(EmulatedGpuProgram, "__call__", lambda self, *a: real(self, *a) + np.float32(1))
+    outcome = run_program(MLP, seed=3, declare=False, gpu_emulate=1.0)
+    assert outcome["cls"] == "miscompile" and outcome["stage"] == "gpu-compare", outcome
+    assert outcome["message"].startswith("emulated GPU: miscompile: @mlp result #0")
 
 
 def test_a_planted_miscompile_is_found(monkeypatch):

@@ -692,6 +692,7 @@ def _emulated_gpu(text: str, differentiated: Any, compared: list[tuple[str, list
     except Exception as exc:  # noqa: BLE001 - classified
         return classify_exception(exc, n_lines, text)
     for name, args, reference, nrng in compared:
+        enter("gpu-emulate")
         try:
             got = program(name, *[np.copy(a) if isinstance(a, np.ndarray) else a for a in args])
         except OutOfMemoryError as exc:
@@ -716,7 +717,6 @@ def _emulated_gpu(text: str, differentiated: Any, compared: list[tuple[str, list
             outcome["inputs"] = _describe_inputs(args)
             return "miscompile", f"emulated GPU: {problem}"
         outcome["gpu_calls"] = outcome.get("gpu_calls", 0) + 1
-        enter("gpu-emulate")
     return None
 
 
