@@ -931,3 +931,47 @@ func.func @f(%p: tensor<8x12xf32>) -> tensor<72x100xf32> {
     result = lower_to_gpu(module, GpuOptions(), stop_after="map")
     (record,) = [r for r in result.ops if r.op_name == "linalg.generic"]
     assert record.plan.kind == "grid-stride"
+
+
+HOST_LOOPS = """
+func.func @f(%n: index, %x: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %one = arith.constant 1.0 : f32
+  %static = memref.alloc() : memref<8xf32>
+  %dynamic = memref.alloc(%n) : memref<?xf32>
+  scf.for %i = %c0 to %c8 step %c1 {
+    %v = memref.load %x[%i] : memref<8xf32>
+    memref.store %v, %static[%i] : memref<8xf32>
+  }
+  scf.for %i = %c0 to %c8 step %c1 {
+    %v = memref.load %x[%i] : memref<8xf32>
+    memref.store %v, %dynamic[%i] : memref<?xf32>
+  }
+  scf.for %i = %c0 to %c8 step %c1 {
+    %v = memref.load %x[%c0] : memref<8xf32>
+    %w = arith.addf %v, %one : f32
+    memref.store %w, %x[%c0] : memref<8xf32>
+  }
+  return
+}
+"""
+
+
+def test_host_loops_become_kernels_where_their_buffers_are_on_the_device() -> None:
+    """A host loop on device buffers runs as a kernel (atomic updates: on all threads; others
+    on one); one that touches an allocation the host stage keeps on the host (dynamic size)
+    stays on the host, where its accesses are staged."""
+    from dlvm_mlir.backend.gpu import launch_host_loops
+
+    with dlvm_mlir.make_context():
+        module = ir.Module.parse(HOST_LOOPS)
+        records = launch_host_loops(module, threads=256)
+        module.operation.verify()
+        text = str(module)
+        body = module.body.operations[0].regions[0].blocks[0]
+        top = [op.operation.name for op in body.operations if op.operation.name in ("scf.for", "gpu.launch")]
+    assert [(r.plan.kind, r.plan.block_dims) for r in records] == [("serial", (1, 1, 1)), ("grid-stride", (8, 1, 1))]
+    assert top == ["gpu.launch", "scf.for", "gpu.launch"]  # the dynamic buffer's loop stays on the host
+    assert "memref.atomic_rmw addf" in text

@@ -84,7 +84,9 @@ from .cpu import (
 )
 from .linalg_rewrite import generalize_tagged, ops_where
 from .gpu_accumulators import promote_accumulators
-from .gpu_host import HostReport, defining_op, host_operations, legalize_host, root_buffer, wrap_in_launch
+from .gpu_host import (
+    HostReport, defining_op, host_operations, legalize_host, root_buffer, stays_on_host, wrap_in_launch,
+)
 from .gpu_kernels import matmul_config, matmul_kernel, matmul_spec
 from .gpu_split_reduction import choose_split, split_reductions
 from .gpu_schedule import (
@@ -519,6 +521,21 @@ def _trip_count(loop: ir.Operation) -> int | None:
     return max(0, -(-(upper - lower) // step)) if step > 0 else None
 
 
+def _device_buffers(op: ir.Operation) -> bool:
+    """Whether every buffer ``op`` reads or writes will be device memory after the host stage:
+    an argument, a static allocation (``legalize_host`` moves those to the device) or a
+    global; not one of the allocations the host stage keeps on the host (:func:`.gpu_host.stays_on_host`)."""
+    for operand in op.operands:
+        if not isinstance(operand.type, ir.MemRefType):
+            continue
+        owner = defining_op(root_buffer(operand))
+        if owner is None or owner.name == "memref.get_global":
+            continue
+        if owner.name not in ("memref.alloc", "memref.alloca") or stays_on_host(owner):
+            return False
+    return True
+
+
 def _kernel_loops(block: ir.Block) -> list[ir.Operation]:
     """Outermost host loops under ``block`` whose bodies a kernel can run (loads, stores,
     arithmetic: no launch, allocation, copy or call)."""
@@ -531,7 +548,7 @@ def _kernel_loops(block: ir.Block) -> list[ir.Operation]:
         if safe:
             def check(inner: ir.Operation) -> ir.WalkResult:
                 nonlocal safe
-                if inner != op and not inner.name.startswith(_KERNEL_SAFE):
+                if inner != op and (not inner.name.startswith(_KERNEL_SAFE) or not _device_buffers(inner)):
                     safe = False
                     return ir.WalkResult.INTERRUPT
                 return ir.WalkResult.ADVANCE

@@ -148,12 +148,19 @@ def _free_at_end(value: ir.Value, block: ir.Block, report: HostReport) -> None:
         gpu_d.dealloc(None, [], value)
 
 
+def stays_on_host(alloc: ir.Operation) -> bool:
+    """Whether the host stage keeps the allocation ``alloc`` (``memref.alloc``/``alloca``) in
+    host memory: dynamic sizes, a layout, a memory space; every other one moves to the device."""
+    memref_type = ir.MemRefType(alloc.results[0].type)
+    return bool(len(alloc.operands)) or not _is_identity(memref_type) or memref_type.memory_space is not None
+
+
 def _rewrite_allocations(ops: list[ir.Operation], report: HostReport) -> None:
     for op in ops:
         if op.name not in ("memref.alloc", "memref.alloca"):
             continue
         memref_type = ir.MemRefType(op.results[0].type)
-        if len(op.operands) or not _is_identity(memref_type) or memref_type.memory_space is not None:
+        if stays_on_host(op):
             report.notes.append(f"kept a host allocation of {memref_type}")
             continue
         block = op.block
