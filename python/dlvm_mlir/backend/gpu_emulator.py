@@ -68,12 +68,27 @@ def _check_emulable(launch: ir.Operation) -> None:
         ):
             refused.append(f"a kernel uses {name}: threads that synchronize cannot run one after another")
         elif name == "memref.alloca" or (name == "memref.alloc" and "workgroup" in str(op.results[0].type)):
-            refused.append("a kernel allocates workgroup memory, which its threads share")
+            # workgroup memory is shared by a block's threads; an alloca in the loops that
+            # replace a launch would grow the stack at every emulated thread
+            refused.append(f"a kernel allocates memory ({name}), which the emulator does not model")
         return ir.WalkResult.INTERRUPT if refused else ir.WalkResult.ADVANCE
 
     launch.walk(visit, ir.WalkOrder.PRE_ORDER)
     if refused:
         raise NotEmulable(refused[0])
+
+
+def _id_ops(launch: ir.Operation) -> list[ir.Operation]:
+    """The ``gpu.block_id``/``thread_id``/``grid_dim``/``block_dim`` ops anywhere in ``launch``."""
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name in _ID_OPS:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    launch.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
 
 
 def _loop(lower: ir.Value, upper: ir.Value, step: ir.Value) -> tuple[ir.Value, ir.InsertionPoint]:
@@ -111,15 +126,13 @@ def launches_to_loops(module: ir.Module) -> int:
             values = ids + sizes  # (block x y z, thread x y z, grid x y z, block size x y z)
             for i, argument in enumerate(body.arguments):
                 argument.replace_all_uses_with(values[i])
+            for op in _id_ops(launch):
+                op.results[0].replace_all_uses_with(values[3 * _ID_OPS[op.name] + _axis(op)])
+                op.erase()
             for inner in list(body.operations):
                 inner = inner.operation
-                if inner.name == "gpu.terminator":
-                    continue
-                if inner.name in _ID_OPS:
-                    inner.results[0].replace_all_uses_with(values[3 * _ID_OPS[inner.name] + _axis(inner)])
-                    inner.erase()
-                    continue
-                inner.move_before(point.ref_operation)
+                if inner.name != "gpu.terminator":
+                    inner.move_before(point.ref_operation)
             launch.erase()
     return len(launches)
 
