@@ -89,6 +89,12 @@ def build(directory: Path) -> None:
         print(f"  built {name} ({time.perf_counter() - start:.1f} s, {path.stat().st_size // 1024} KiB)", flush=True)
         return path.name
 
+    def kernels(source: str) -> dict[str, str]:
+        """Kernel name -> what it computes (the op of its launch at the map stage), for the timing tables."""
+        module = lower(source, until="linalg", options=CompileOptions(target="cuda"))
+        lower_to_gpu(module, GpuOptions(), stop_after="map")
+        return launch_descriptions(module)
+
     def save(name: str, arrays: dict[str, np.ndarray]) -> str:
         np.savez(directory / f"{name}.npz", **arrays)
         return f"{name}.npz"
@@ -154,7 +160,8 @@ def build(directory: Path) -> None:
         name = f"mlp_step_b{batch}" + ("_unsplit" if options else "")
         cases.append({"name": name, "artifact": cuda(name, source, options), "entry": step.name, "kind": "mlp_step",
                       "batch": batch, "sizes": list(mlp_step.SIZES), "lr": mlp_step.LR, "tolerance": 1e-4,
-                      "data": save(name, {f"in{i}": a for i, a in enumerate([x, y, *params])})})
+                      "data": save(name, {f"in{i}": a for i, a in enumerate([x, y, *params])}),
+                      "kernels": kernels(source) if options is None else {}})
 
     # the CNN training step of benchmarks/cnn_step.py (issue 15's network), against the CPU back end
     import cnn_step
@@ -167,9 +174,10 @@ def build(directory: Path) -> None:
         data = {f"in{i}": a for i, a in enumerate(args)} | {f"out{i}": np.asarray(w) for i, w in enumerate(want)}
         name = f"cnn_step_b{batch}"
         # f32 convolutions summed in another order over up to 576 terms per output
-        cases.append({"name": name, "artifact": cuda(name, step.ir(*args, stage="ad")), "entry": step.name,
+        source = step.ir(*args, stage="ad")
+        cases.append({"name": name, "artifact": cuda(name, source), "entry": step.name,
                       "kind": "cnn_step", "batch": batch, "lr": cnn_step.LR, "tolerance": 1e-3,
-                      "data": save(name, data)})
+                      "data": save(name, data), "kernels": kernels(source)})
 
     for library in (runtime_library(), cuda_runtime_library()):
         shutil.copy2(library, directory / "lib" / library.name)
@@ -182,6 +190,42 @@ def build(directory: Path) -> None:
     (directory / "cases.json").write_text(json.dumps(cases, indent=1))
     size = sum(p.stat().st_size for p in directory.rglob("*") if p.is_file())
     print(f"{len(cases)} cases in {directory} ({size / 2**20:.1f} MiB)")
+
+
+def launch_descriptions(module: Any) -> dict[str, str]:
+    """``{kernel name: description}`` of the ``gpu.launch`` ops of a module at the map stage.
+    gpu-kernel-outlining names a function's kernels ``<function>_kernel``,
+    ``<function>_kernel_0``, ``<function>_kernel_1``, ... in the order of its launches."""
+    import re
+
+    described: dict[str, str] = {}
+    for fn in module.body.operations:
+        if fn.operation.name != "func.func" or not len(fn.operation.regions[0].blocks):
+            continue
+        name = fn.operation.attributes["sym_name"].value
+        launches: list[Any] = []
+
+        def visit(op: Any) -> Any:
+            from mlir import ir
+
+            if op.name == "gpu.launch":
+                launches.append(op)
+                return ir.WalkResult.SKIP
+            return ir.WalkResult.ADVANCE
+
+        from mlir import ir
+
+        fn.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+        for index, launch in enumerate(launches):
+            text = str(launch)
+            found = re.search(r"\b(linalg\.[a-z_0-9]+|memref\.atomic_rmw|scf\.for|scf\.while|nvgpu\.mma\.sync)", text)
+            what = found.group(1) if found else "?"
+            shapes = list(dict.fromkeys(re.findall(r"memref<([0-9x]+)x[a-z]+[0-9]*[,>]", text)))[:3]
+            sizes = re.search(r"in \(%\w+ = %c(\d+), %\w+ = %c(\d+), %\w+ = %c(\d+)\) threads", text)
+            grid = "x".join(sizes.groups()) if sizes else "?"
+            kernel = f"{name}_kernel" + ("" if index == 0 else f"_{index - 1}")
+            described[kernel] = f"{what} {' '.join(shapes)} grid {grid}"
+    return described
 
 
 # ----------------------------------------------------------------------------
@@ -307,7 +351,8 @@ def _median_ms(fn: Any, repeats: int, sync: Any = None) -> float:
     return statistics.median(times)
 
 
-def _kernel_ms(torch: Any, fn: Any, repeats: int = 5, show: int = 0) -> tuple[float, int]:
+def _kernel_ms(torch: Any, fn: Any, repeats: int = 5, show: int = 0,
+               described: dict[str, str] | None = None) -> tuple[float, int]:
     """GPU kernel time per call (CUPTI, via torch.profiler; sees every kernel of the process) and launches per call."""
     from torch.profiler import ProfilerActivity, profile
 
@@ -328,7 +373,8 @@ def _kernel_ms(torch: Any, fn: Any, repeats: int = 5, show: int = 0) -> tuple[fl
             kernels.append((device_us / repeats, event.count // repeats, event.key))
     if show:
         for us, count, name in sorted(kernels, reverse=True)[:show]:
-            print(f"    {us:9.1f} us {count:3d}x {name[:90]}")
+            what = (described or {}).get(name, "")
+            print(f"    {us:9.1f} us {count:3d}x {name[:90]}" + (f"  ({what})" if what else ""))
     return total_us / 1e3 / repeats, launches // repeats
 
 
@@ -448,7 +494,7 @@ def _run_case(artifact: Artifact, case: dict, directory: Path, timings: list) ->
         t = _timing(torch, case["name"], lambda: artifact(entry, *args, poison=False),
                     lambda: _torch_mlp_step(torch, dev, case["lr"]),
                     lambda: [r.cpu() for r in _torch_mlp_step(torch, [torch.from_numpy(a).cuda() for a in args],
-                                                              case["lr"])])
+                                                              case["lr"])], case.get("kernels"))
         timings.append(t)
         return error, f"dlvm {t['dlvm_wall']:.3f} ms/step, torch {t['torch_wall']:.3f} (+copies {t['torch_copy_wall']:.3f})"
     if kind == "cnn_step":
@@ -463,16 +509,17 @@ def _run_case(artifact: Artifact, case: dict, directory: Path, timings: list) ->
         step = _torch_cnn_step(torch, case["lr"])
         dev = [torch.from_numpy(a).cuda() for a in args]
         t = _timing(torch, case["name"], lambda: artifact(entry, *args, poison=False), lambda: step(*dev),
-                    lambda: [r.cpu() for r in step(*[torch.from_numpy(a).cuda() for a in args])])
+                    lambda: [r.cpu() for r in step(*[torch.from_numpy(a).cuda() for a in args])], case.get("kernels"))
         timings.append(t)
         return error, f"dlvm {t['dlvm_wall']:.3f} ms/step, torch {t['torch_wall']:.3f} (+copies {t['torch_copy_wall']:.3f})"
     raise ValueError(f"unknown case kind {kind}")
 
 
-def _timing(torch: Any, name: str, dlvm: Any, resident: Any, copying: Any) -> dict[str, Any]:
+def _timing(torch: Any, name: str, dlvm: Any, resident: Any, copying: Any,
+            described: dict[str, str] | None = None) -> dict[str, Any]:
     sync = torch.cuda.synchronize
     print(f"  {name}: dlvm's kernels (time per call, launches per call)")
-    dlvm_kernel, dlvm_launches = _kernel_ms(torch, dlvm, show=12)
+    dlvm_kernel, dlvm_launches = _kernel_ms(torch, dlvm, show=12, described=described)
     print(f"  {name}: torch's kernels")
     torch_kernel, torch_launches = _kernel_ms(torch, resident, show=6)
     return {"name": name, "dlvm_wall": _median_ms(dlvm, 30), "dlvm_kernel": dlvm_kernel,
