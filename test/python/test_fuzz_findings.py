@@ -928,3 +928,39 @@ def test_a_finite_result_against_an_infinite_reference():
     compiled = np.array([-1e30, 3e38, 1.0, 2.0], np.float32)
     assert _mismatch(compiled, reference, 2e-4, 1e-5).tolist() == [False, False, True, False]
 
+
+
+AVG_POOL_WIDE = """
+func.func @avg_pool(%x: tensor<3xf32>) -> tensor<2xf32> {
+  %y = dlvm.reduce_window mean %x window [1000] strides [2] padding half : tensor<3xf32>
+  return %y : tensor<2xf32>
+}
+func.func private @avg_pool_grad(tensor<3xf32>, tensor<2xf32>) -> tensor<3xf32>
+    attributes {dlvm.gradient = #dlvm.gradient<of @avg_pool seedable>}
+"""
+
+
+def test_a_sum_of_a_thousand_terms_is_optimized():
+    """Seed 7171: the gradient of an average pooling over a window of 1000 sums a thousand
+    shifted copies of the seed; dlvm-optimize's fuse_dot_sum walked the chain of adds
+    recursively and raised RecursionError (an unlocated error). The gradient, against
+    central differences in float64 through the interpreter: each input's share of the
+    windows that cover it."""
+    from dlvm_mlir.fuzz.oracle import run_program
+
+    outcome = run_program(AVG_POOL_WIDE, seed=122145843, declare=False, cpu_pipeline=0.0, gpu_emulate=0.0)
+    assert outcome["cls"] == "ok", outcome["message"]
+    exe = dlvm_mlir.compile(AVG_POOL_WIDE)
+    x = np.array([0.5, -1.0, 2.0], np.float32)
+    seed = np.array([1.0, -2.0], np.float32)
+    got = exe["avg_pool_grad"](x, seed)
+    eps = 1e-3
+    want = np.zeros(3)
+    for i in range(3):
+        up, down = x.astype(np.float64), x.astype(np.float64)
+        up[i] += eps
+        down[i] -= eps
+        f_up = interpret(AVG_POOL_WIDE, "avg_pool", up.astype(np.float32)).astype(np.float64) @ seed
+        f_down = interpret(AVG_POOL_WIDE, "avg_pool", down.astype(np.float32)).astype(np.float64) @ seed
+        want[i] = (f_up - f_down) / (2 * eps)
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4)

@@ -66,16 +66,17 @@ func.func @sample(%w: tensor<8x2xf32>, %x: tensor<2x8xf32>, %u: tensor<8x3xf32>,
 def _sum_terms(root: dlvm.AddOp) -> list[ir.Value]:
     """The terms of the tree of single-use, same-type adds rooted at ``root``."""
     terms: list[ir.Value] = []
-
-    def visit(value: ir.Value, is_root: bool) -> None:
+    # an explicit stack, left operand first: a chain of a thousand adds (an average pooling's
+    # gradient over a window of 1000, dlvm-fuzz seed 7171) exceeded Python's recursion limit
+    pending: list[tuple[ir.Value, bool]] = [(root.result, True)]
+    while pending:
+        value, is_root = pending.pop()
         add = producer(value, dlvm.AddOp)
         if add is None or add.result.type != root.result.type or not (is_root or single_use(value)):
             terms.append(value)
-            return
-        visit(add.lhs, False)
-        visit(add.rhs, False)
-
-    visit(root.result, True)
+            continue
+        pending.append((add.rhs, False))
+        pending.append((add.lhs, False))
     return terms
 
 
