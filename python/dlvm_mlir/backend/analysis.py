@@ -391,8 +391,9 @@ def analyze_linalg_op(op: ir.Operation) -> LoopNest | None:
     )
 
 
-def ops_where(module: ir.Module, selects: Callable[[ir.Operation], bool]) -> list[ir.Operation]:
-    """The ops nested in ``module`` that ``selects`` accepts, in pre-order (collected, so callers may rewrite them)."""
+def ops_where(module: ir.Module | ir.Operation, selects: Callable[[ir.Operation], bool]) -> list[ir.Operation]:
+    """The ops nested in ``module`` (or in an op, itself included) that ``selects`` accepts, in
+    pre-order (collected, so callers may rewrite them)."""
     found: list[ir.Operation] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
@@ -400,6 +401,7 @@ def ops_where(module: ir.Module, selects: Callable[[ir.Operation], bool]) -> lis
             found.append(op)
         return ir.WalkResult.ADVANCE
 
-    with module.context:
-        module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    root = module.operation if isinstance(module, ir.Module) else module
+    with root.context:
+        root.walk(visit, ir.WalkOrder.PRE_ORDER)
     return found

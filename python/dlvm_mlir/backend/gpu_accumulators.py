@@ -59,14 +59,7 @@ def _candidate(loop: ir.Operation) -> tuple[ir.Operation, ir.Operation] | None:
     """A load and a later store of the same element in the loop's body, at indices fixed
     in the loop, of a buffer that nothing else in the loop touches."""
     body = loop.regions[0].blocks[0]
-    accesses: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name in _ACCESSES:
-            accesses.append(op)
-        return ir.WalkResult.ADVANCE
-
-    loop.walk(visit, ir.WalkOrder.PRE_ORDER)
+    accesses = ops_where(loop, lambda op: op.name in _ACCESSES)
     top = [op.operation for op in body.operations]
     for load in top:
         if load.name != "memref.load":

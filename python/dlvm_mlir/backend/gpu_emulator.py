@@ -78,19 +78,6 @@ def _check_emulable(launch: ir.Operation) -> None:
         raise NotEmulable(refused[0])
 
 
-def _id_ops(launch: ir.Operation) -> list[ir.Operation]:
-    """The ``gpu.block_id``/``thread_id``/``grid_dim``/``block_dim`` ops anywhere in ``launch``."""
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name in _ID_OPS:
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    launch.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return found
-
-
 def _loop(lower: ir.Value, upper: ir.Value, step: ir.Value) -> tuple[ir.Value, ir.InsertionPoint]:
     loop = scf.ForOp(lower, upper, step)
     with ir.InsertionPoint(loop.body):
@@ -126,7 +113,7 @@ def launches_to_loops(module: ir.Module) -> int:
             values = ids + sizes  # (block x y z, thread x y z, grid x y z, block size x y z)
             for i, argument in enumerate(body.arguments):
                 argument.replace_all_uses_with(values[i])
-            for op in _id_ops(launch):
+            for op in ops_where(launch, lambda op: op.name in _ID_OPS):  # anywhere in the body
                 op.results[0].replace_all_uses_with(values[3 * _ID_OPS[op.name] + _axis(op)])
                 op.erase()
             for inner in list(body.operations):
