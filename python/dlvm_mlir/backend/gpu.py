@@ -466,17 +466,8 @@ def _atomic_updates(loop: ir.Operation) -> bool:
     from mlir.dialects import memref
     from mlir.dialects.arith import AtomicRMWKind
 
-    stores: list[ir.Operation] = []
-    loads: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "memref.store":
-            stores.append(op)
-        elif op.name == "memref.load":
-            loads.append(op)
-        return ir.WalkResult.ADVANCE
-
-    loop.walk(visit, ir.WalkOrder.PRE_ORDER)
+    stores = ops_where(loop, lambda op: op.name == "memref.store")
+    loads = ops_where(loop, lambda op: op.name == "memref.load")
     updates: list[tuple[ir.Operation, ir.Operation, ir.Operation, ir.Value]] = []
     for store in stores:
         combine = defining_op(store.operands[0])

@@ -171,8 +171,8 @@ def plan_gpu_op(
         return GpuPlan(kind="serial", note="no parallel loop: one thread")
     ordered = [d for d in dim_order if d in parallel]
     ordered += [d for d in parallel if d not in ordered]
-    if len(ordered) > 3:
-        return _linear_plan(nest, ordered, options)
+    if len(ordered) > 3 and (linear := _linear_plan(nest, ordered, options)) is not None:
+        return linear
     x = ordered[-1]
     rest = sorted(ordered[:-1], key=lambda d: -nest.ranges[d])
     chosen = [x] + rest[:2]
@@ -208,7 +208,7 @@ def plan_gpu_op(
     )
 
 
-def _linear_plan(nest: LoopNest, ordered: list[int], options: GpuScheduleOptions) -> GpuPlan:
+def _linear_plan(nest: LoopNest, ordered: list[int], options: GpuScheduleOptions) -> GpuPlan | None:
     """Every parallel loop on the grid and the blocks through linearized ids (more than three loops).
 
     The 3-D plan maps three loops and runs the others inside each thread: a
@@ -219,7 +219,8 @@ def _linear_plan(nest: LoopNest, ordered: list[int], options: GpuScheduleOptions
     ``block_threads`` in all), each other loop gets one block per iteration,
     and the block and thread ids are delinearized over the loops
     (``#gpu.block<linear_dim_i>``, ``#gpu.thread<linear_dim_i>``, dimension 0
-    the innermost loop, so that a warp reads consecutive addresses).
+    the innermost loop, so that a warp reads consecutive addresses).  None when the
+    grid would exceed :data:`MAX_GRID_X` blocks.
     """
     mapped = ordered[-MAX_LINEAR:]
     budget = options.block_threads
@@ -235,7 +236,7 @@ def _linear_plan(nest: LoopNest, ordered: list[int], options: GpuScheduleOptions
             threads *= count
         blocks *= -(-nest.ranges[dim] // count)
     if blocks > MAX_GRID_X:
-        raise ValueError(f"{blocks} blocks exceed the grid's {MAX_GRID_X}")
+        return None  # the 3-D plan gives threads several iterations instead
     return GpuPlan(
         kind="parallel",
         block_tiles=tuple(block_tiles),
