@@ -82,10 +82,10 @@ from .cpu import (
     legalize_tensor_poison,
     run_stages,
 )
-from .linalg_rewrite import generalize_tagged, ops_where
+from .linalg_rewrite import defining_op, generalize_tagged, ops_where
 from .gpu_accumulators import promote_accumulators
 from .gpu_host import (
-    HostReport, defining_op, host_operations, legalize_host, root_buffer, stays_on_host, wrap_in_launch,
+    HostReport, host_operations, legalize_host, root_buffer, stays_on_host, wrap_in_launch,
 )
 from .gpu_kernels import matmul_config, matmul_kernel, matmul_spec
 from .gpu_split_reduction import choose_split, split_reductions

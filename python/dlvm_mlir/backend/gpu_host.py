@@ -32,6 +32,8 @@ from mlir.dialects import func as func_d
 from mlir.dialects import gpu as gpu_d
 from mlir.dialects import memref as memref_d
 
+from .linalg_rewrite import defining_op
+
 __all__ = ["HostReport", "legalize_host", "wrap_in_launch", "host_operations"]
 
 _VIEW_OPS = (
@@ -239,14 +241,6 @@ def root_buffer(value: ir.Value) -> ir.Value:
         value = owner.operands[0]
         owner = defining_op(value)
     return value
-
-
-def defining_op(value: ir.Value) -> ir.Operation | None:
-    """The op that defines ``value`` (None for a block argument)."""
-    owner = value.owner
-    if isinstance(owner, ir.Block):
-        return None
-    return _as_op(owner)
 
 
 def _escapes_except(value: ir.Value, allowed: ir.Operation) -> bool:
