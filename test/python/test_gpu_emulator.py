@@ -242,3 +242,32 @@ def test_cnn_training_step() -> None:
         scale = np.abs(update).max()
         assert scale > 0
         np.testing.assert_allclose(g.astype(np.float64) - p, update, rtol=0, atol=1e-4 * scale)
+
+
+def _wide_average_pool(window: int) -> str:
+    return f"""
+func.func @avg_pool(%x: tensor<3xf32>) -> tensor<2xf32> {{
+  %y = dlvm.reduce_window mean %x window [{window}] strides [2] padding half : tensor<3xf32>
+  return %y : tensor<2xf32>
+}}
+func.func private @avg_pool_grad(tensor<3xf32>, tensor<2xf32>) -> tensor<3xf32>
+    attributes {{dlvm.gradient = #dlvm.gradient<of @avg_pool seedable>}}
+"""
+
+
+def test_each_launch_runs_in_a_function_of_its_own() -> None:
+    """Dlvm-fuzz seed 7171: the gradient of an average pooling over a window of 1000 has
+    thousands of kernels; with all their loops in one host function LLVM took more than ten
+    minutes. Each launch is now a call of a function that LLVM may not inline. A window of
+    120: hundreds of kernels, one wide sum split to fit a kernel's parameters
+    (:mod:`dlvm_mlir.backend.gpu_wide_kernels`), against the CPU back end."""
+    source = _wide_average_pool(120)
+    program = emulate(source)
+    text = str(program.module)
+    kernels = text.count("llvm.func @__dlvm_emulated_kernel_")
+    assert kernels > 200 and text.count('passthrough = ["noinline"]') == kernels
+    cpu = dlvm_mlir.compile(source)
+    x = np.array([0.5, -1.0, 2.0], np.float32)
+    seed = np.array([1.0, -2.0], np.float32)
+    assert_close(program("avg_pool_grad", x, seed), cpu["avg_pool_grad"](x, seed), 1e-6)
+    assert_close(program("avg_pool", x), cpu["avg_pool"](x), 1e-6)

@@ -117,7 +117,7 @@ def _dim_position(expr: ir.AffineExpr) -> int | None:
     return None
 
 
-def _loop_ranges(operands: list[ir.Value], maps: list[ir.AffineMap]) -> list[int | None]:
+def loop_ranges(operands: list[ir.Value], maps: list[ir.AffineMap]) -> list[int | None]:
     ranges: list[int | None] = [None] * maps[0].n_dims
     for value, amap in zip(operands, maps):
         if not isinstance(value.type, ir.ShapedType):
@@ -355,7 +355,7 @@ def analyze_linalg_op(op: ir.Operation) -> LoopNest | None:
     operands = list(op.operands)
     if len(operands) != len(maps):
         return None
-    ranges = _loop_ranges(operands, maps)
+    ranges = loop_ranges(operands, maps)
     if any(r is None for r in ranges):
         return None
     n_outputs = len(op.results) if len(op.results) else 1

@@ -84,6 +84,8 @@ from .cpu import (
 )
 from .linalg_rewrite import defining_op, generalize_tagged, ops_where
 from .gpu_accumulators import promote_accumulators
+from .gpu_sink_views import sink_views
+from .gpu_wide_kernels import split_wide_generics
 from .gpu_host import (
     HostReport, host_operations, legalize_host, root_buffer, stays_on_host, wrap_in_launch,
 )
@@ -263,13 +265,15 @@ def fuse_steps(options: GpuOptions) -> list[Step]:
 
     The fusion is the ``dlvm-kernel-fusion`` pass's
     (:mod:`dlvm_mlir.backend.kernel_fusion`); transposes feeding a matmul
-    are folded into it first.
+    are folded into it first, and a fused generic with more operands than a
+    kernel's parameters hold is split (:mod:`.gpu_wide_kernels`).
     """
     steps = normalize_steps()
     if options.fold_transposes:
         steps += [Call("fold-transposes", fold_transposes_into_matmuls), Passes("canonicalize,cse")]
     if options.fuse_elementwise:
         steps += fusion_steps(GPU_FUSION)
+    steps.append(Call("split-wide-kernels", split_wide_generics))
     return steps
 
 
@@ -738,10 +742,12 @@ def _widen_and_mark(module: ir.Module) -> None:
 
 def kernel_loop_steps() -> list[Step]:
     """The linalg ops left in the launches as loops, their accumulators in registers
-    (:mod:`.gpu_accumulators`; shared with :mod:`.gpu_emulator`)."""
+    (:mod:`.gpu_accumulators`), the views of their buffers taken inside them
+    (:mod:`.gpu_sink_views`); shared with :mod:`.gpu_emulator`."""
     return [
         Passes("func.func(convert-linalg-to-loops,canonicalize)"),
         Call("accumulators", promote_accumulators),
+        Call("sink-views", sink_views),
     ]
 
 

@@ -2,13 +2,14 @@
 
 The GPU pipeline's ``map`` stage leaves every op inside a ``gpu.launch``
 whose body reads its block and thread ids (``gpu.block_id``,
-``gpu.thread_id``).  :func:`launches_to_loops` replaces each launch by six
-nested ``scf.for`` loops over the grid and the block (z, y, x of the grid
-outermost) and the ids by the loops' induction variables, so the host
-function computes what the kernels would; :class:`EmulatedGpuProgram` then
-lowers it with the CPU's LLVM lowering and runs it in the ExecutionEngine
-through the same packed C interface as the artifacts
-(:mod:`dlvm_mlir.backend.runtime`).
+``gpu.thread_id``).  :func:`launches_to_loops` replaces each launch by a call
+of a function of its own (the values the body uses are its parameters, as in
+``gpu-kernel-outlining``) holding six nested ``scf.for`` loops over the grid
+and the block (z, y, x of the grid outermost), the ids replaced by the loops'
+induction variables, so the host function computes what the kernels would;
+:class:`EmulatedGpuProgram` then lowers it with the CPU's LLVM lowering and
+runs it in the ExecutionEngine through the same packed C interface as the
+artifacts (:mod:`dlvm_mlir.backend.runtime`).
 
 What this checks: every plan's tiling, thread mapping and predication (a
 thread that computes the wrong element, an element that no thread
@@ -27,7 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 from mlir import ir
-from mlir.dialects import arith, scf
+from mlir.dialects import arith, func, scf
 from mlir.execution_engine import ExecutionEngine
 
 from .analysis import ops_where
@@ -35,6 +36,7 @@ from .boolmem import widen_bool_memrefs
 
 from .gpu import GpuOptions, kernel_loop_steps, lower_to_gpu
 from .gpu_schedule import GpuOpRecord
+from .gpu_sink_views import captured_values, rebind_operands
 from dlvm_mlir.passes import Passes, run_steps
 from .runtime import ENTRY_PREFIX, ERROR_GLOBAL, ExecutionError, FunctionSignature, _EntryPoint
 
@@ -86,12 +88,15 @@ def _loop(lower: ir.Value, upper: ir.Value, step: ir.Value) -> tuple[ir.Value, i
 
 
 def launches_to_loops(module: ir.Module) -> int:
-    """Replace every ``gpu.launch`` by loops over its blocks and threads; the number replaced.
+    """Replace every ``gpu.launch`` by a call of a function of its own that loops over its
+    blocks and threads; the number replaced.
 
+    The functions are not inlined: one host function holding every kernel's loops (a
+    gradient of a wide pooling has hundreds of kernels) took LLVM minutes to optimize.
     Raises :class:`NotEmulable` for a kernel that synchronizes its threads."""
     launches = ops_where(module, lambda op: op.name == "gpu.launch")
     with module.context:
-        for launch in launches:
+        for number, launch in enumerate(launches):
             _check_emulable(launch)
             if len(launch.results):
                 raise NotEmulable("an asynchronous launch cannot be emulated")
@@ -101,16 +106,26 @@ def launches_to_loops(module: ir.Module) -> int:
             segments = list(ir.DenseI32ArrayAttr(launch.attributes["operandSegmentSizes"]))
             first = segments[0]  # after the asynchronous dependencies
             sizes = [launch.operands[first + i] for i in range(6)]
-            with launch.location:
-                point = ir.InsertionPoint(launch)
+            captured = list(dict.fromkeys(sizes + captured_values(launch)))
+            with launch.location, ir.InsertionPoint(module.body):
+                kernel = func.FuncOp(f"__dlvm_emulated_kernel_{number}",
+                                     ir.FunctionType.get([v.type for v in captured], []),
+                                     visibility="private")
+                kernel.attributes["passthrough"] = ir.ArrayAttr.get([ir.StringAttr.get("noinline")])
+                entry = kernel.add_entry_block()
+                arguments = dict(zip(captured, entry.arguments))
+                point = ir.InsertionPoint(entry)
                 with point:
                     zero = arith.constant(ir.IndexType.get(), 0)
                     one = arith.constant(ir.IndexType.get(), 1)
+                    func.ReturnOp([])
+                point = ir.InsertionPoint.at_block_terminator(entry)
                 ids: list[ir.Value | None] = [None] * 6
                 for position in (2, 1, 0, 5, 4, 3):  # grid z, y, x, then block z, y, x
                     with point:
-                        ids[position], point = _loop(zero, sizes[position], one)
-            values = ids + sizes  # (block x y z, thread x y z, grid x y z, block size x y z)
+                        ids[position], point = _loop(zero, arguments[sizes[position]], one)
+            # (block x y z, thread x y z, grid x y z, block size x y z)
+            values = ids + [arguments[size] for size in sizes]
             for i, argument in enumerate(body.arguments):
                 argument.replace_all_uses_with(values[i])
             for op in ops_where(launch, lambda op: op.name in _ID_OPS):  # anywhere in the body
@@ -120,6 +135,10 @@ def launches_to_loops(module: ir.Module) -> int:
                 inner = inner.operation
                 if inner.name != "gpu.terminator":
                     inner.move_before(point.ref_operation)
+
+            rebind_operands(kernel.operation, arguments)
+            with launch.location, ir.InsertionPoint(launch):
+                func.CallOp(kernel, captured)
             launch.erase()
     return len(launches)
 

@@ -229,7 +229,7 @@ def _as_op(owner: object) -> ir.Operation:
     return owner if isinstance(owner, ir.Operation) else owner.operation  # type: ignore[attr-defined]
 
 
-_VIEWS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast", "memref.reinterpret_cast")
+VIEWS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast", "memref.reinterpret_cast")
 
 
 def root_buffer(value: ir.Value) -> ir.Value:
@@ -237,7 +237,7 @@ def root_buffer(value: ir.Value) -> ir.Value:
     roots differ touch different buffers (the host copies every entry argument into a
     buffer of its own)."""
     owner = defining_op(value)
-    while owner is not None and owner.name in _VIEWS:
+    while owner is not None and owner.name in VIEWS:
         value = owner.operands[0]
         owner = defining_op(value)
     return value
