@@ -252,10 +252,10 @@ def test_a_damaged_database_is_reported_and_ignored(tmp_path, monkeypatch, capfd
 
 def test_entries_from_other_versions_are_ignored() -> None:
     base = ScheduleOptions(tuning="off")
-    entry = {"knobs": {"direct_convolution_rows": 4, "cache_tile": [48, 128, 256], "no_such_knob": 3,
+    entry = {"knobs": {"direct_convolution_rows": 4, "cache_tile": [128, 128, 256], "no_such_knob": 3,
                        "tasks_per_thread": "two"}}
     tuned = tuning.tuned_options(base, entry)
-    assert tuned == replace(base, direct_convolution_rows=4, cache_tile=(48, 128, 256))
+    assert tuned == replace(base, direct_convolution_rows=4, cache_tile=(128, 128, 256))
     assert tuning.tuned_options(base, {"knobs": {"tasks_per_thread": 0}}) == base  # invalid value
     assert tuning.tuned_options(base, {"knobs": [1]}) == base
 

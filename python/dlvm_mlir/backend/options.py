@@ -108,8 +108,9 @@ class ScheduleOptions:
     #: rows (m) of a contraction's register tile; 0: from the target (its vectors, n, are
     #: the packed panels' width, fixed before the schedules run)
     register_rows: int = 0
-    #: cache tile targets (m, n, k) for contractions
-    cache_tile: tuple[int, int, int] = (96, 128, 128)
+    #: cache tile targets (m, n, k) for contractions; ``None``:
+    #: :data:`.schedule.CONTRACTION_CACHE_TILE`
+    cache_tile: tuple[int, int, int] | None = None
     #: vector registers one generic-op tile may occupy
     generic_tile_vectors: int = 4
     #: fuse a contraction's zero-fill init into its parallel tile loops

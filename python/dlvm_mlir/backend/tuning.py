@@ -118,7 +118,7 @@ KNOBS: dict[str, tuple[Knob, ...]] = {
     ),
     "contraction": (
         Knob("register_rows", (4, 6, 8)),
-        Knob("cache_tile", ((96, 128, 128), (48, 128, 256), (96, 256, 128), (192, 64, 128))),
+        Knob("cache_tile", ((256, 128, 256), (96, 128, 128), (128, 128, 256), (192, 64, 128))),
         Knob("tasks_per_thread", (1, 2, 4)),
     ),
     "kernel-gradient": (
