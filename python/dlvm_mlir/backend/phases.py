@@ -36,10 +36,13 @@ def zero_padded(value: ir.Value, high: list[int], low: list[int] | None = None) 
     shape = list(ir.RankedTensorType(value.type).shape)
     element = ir.RankedTensorType(value.type).element_type
     low = low or [0] * len(shape)
+    # the padding value defined outside the pad's body: scheduled_copies then rewrites the
+    # pad into a scheduled fill and copy (one in the body stayed bufferization's serial pad)
+    zero = _zero(element)
     padded = tensor.pad(ir.RankedTensorType.get([n + e + b for n, e, b in zip(shape, high, low)], element), value,
                         [], [], low, high)
     with ir.InsertionPoint(padded.owner.regions[0].blocks.append(*[ir.IndexType.get()] * len(shape))):
-        tensor.YieldOp(_zero(element))
+        tensor.YieldOp(zero)
     return padded
 
 
