@@ -143,9 +143,19 @@ NB_MODULE(_dlvm, m) {
         d["hits"] = stats.hits;
         d["misses"] = stats.misses;
         d["capacity"] = stats.capacity;
+        d["live_bytes"] = stats.liveBytes;
+        d["live_blocks"] = stats.liveBlocks;
+        d["released_after_failures"] = stats.released;
         return d;
       },
       "Counters of the caching allocator.");
+  m.def(
+      "call_begin", []() { return dlvmRuntimeCallBegin(); },
+      "Marks the start of a call of compiled code; pass the mark to call_end.");
+  m.def(
+      "call_end", [](uint64_t mark, bool failed) { return dlvmRuntimeCallEnd(mark, failed ? 1 : 0); },
+      nb::arg("mark"), nb::arg("failed"),
+      "Ends a call: after a failed one (and no other call in flight), frees the buffers it left; their count.");
   m.def(
       "take_failed_allocation", []() { return dlvmRuntimeTakeFailedAllocation(); },
       "The largest allocation the system refused to compiled code since the last call (0: none); resets it.");

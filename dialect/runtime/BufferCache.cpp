@@ -15,6 +15,13 @@
 // (dlvmRuntimeTakeFailedAllocation) and NULL is returned: compiled code checks
 // it, stores -1 in its error slot and returns (addAllocationChecks in
 // dialect/lib/CAPI/Codegen.cpp).
+//
+// Blocks handed out and not yet freed are kept in a list, numbered in the
+// order they were handed out. A call that returns early (a refused buffer, a
+// failed index check) leaves its earlier temporaries there: the Python entry
+// points bracket each call (dlvmRuntimeCallBegin / dlvmRuntimeCallEnd), and
+// after a failed call with no other call in flight the blocks handed out
+// during it are released.
 //===----------------------------------------------------------------------===//
 #include "dlvm-runtime/Runtime.h"
 
@@ -33,7 +40,13 @@ struct BlockHeader {
   void *raw;
   std::size_t size;
   std::size_t alignment;
+  std::uint64_t serial; // when it was handed out (live blocks)
+  BlockHeader *prev, *next; // the list of live blocks
 };
+
+BlockHeader *headerOf(void *payload) {
+  return reinterpret_cast<BlockHeader *>(static_cast<char *>(payload) - sizeof(BlockHeader));
+}
 
 class BufferCache {
 public:
@@ -52,6 +65,7 @@ public:
         found->second.pop_back();
         cached -= size;
         ++hits;
+        link(headerOf(block));
         return block;
       }
       ++misses;
@@ -73,25 +87,53 @@ public:
       return nullptr;
     }
     auto *payload = static_cast<char *>(raw) + offset;
-    *reinterpret_cast<BlockHeader *>(payload - sizeof(BlockHeader)) = {
-        raw, size, alignment};
+    *headerOf(payload) = {raw, size, alignment, 0, nullptr, nullptr};
+    std::lock_guard<std::mutex> lock(mutex);
+    link(headerOf(payload));
     return payload;
   }
 
   void release(void *payload) {
     if (!payload)
       return;
-    BlockHeader header = *reinterpret_cast<BlockHeader *>(
-        static_cast<char *>(payload) - sizeof(BlockHeader));
+    void *raw;
     {
       std::lock_guard<std::mutex> lock(mutex);
-      if (cached + header.size <= capacity) {
-        free[{header.size, header.alignment}].push_back(payload);
-        cached += header.size;
+      BlockHeader *header = headerOf(payload);
+      unlink(header);
+      if (cached + header->size <= capacity) {
+        free[{header->size, header->alignment}].push_back(payload);
+        cached += header->size;
         return;
       }
+      raw = header->raw;
     }
-    std::free(header.raw);
+    std::free(raw);
+  }
+
+  std::uint64_t beginCall() {
+    std::lock_guard<std::mutex> lock(mutex);
+    ++inFlight;
+    return serial;
+  }
+
+  // The blocks handed out since `mark` and still live, released if `failed` and no
+  // other call is in flight; their count.
+  std::uint64_t endCall(std::uint64_t mark, bool failed) {
+    std::vector<void *> orphans;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      --inFlight;
+      if (!failed || inFlight != 0)
+        return 0;
+      for (BlockHeader *header = live.next; header != &live; header = header->next)
+        if (header->serial > mark)
+          orphans.push_back(reinterpret_cast<char *>(header) + sizeof(BlockHeader));
+      released += orphans.size();
+    }
+    for (void *payload : orphans)
+      release(payload);
+    return orphans.size();
   }
 
   void trim() {
@@ -105,7 +147,27 @@ public:
     cached = 0;
   }
 
+  // under the mutex
+  void link(BlockHeader *header) {
+    header->serial = ++serial;
+    header->prev = &live;
+    header->next = live.next;
+    live.next->prev = header;
+    live.next = header;
+    liveBytes += header->size;
+    ++liveBlocks;
+  }
+  void unlink(BlockHeader *header) {
+    header->prev->next = header->next;
+    header->next->prev = header->prev;
+    liveBytes -= header->size;
+    --liveBlocks;
+  }
+
   std::mutex mutex;
+  BlockHeader live{nullptr, 0, 0, 0, &live, &live}; // sentinel of the live blocks' list
+  std::uint64_t serial = 0, liveBytes = 0, liveBlocks = 0, released = 0;
+  std::int64_t inFlight = 0;
   std::map<std::pair<std::size_t, std::size_t>, std::vector<void *>> free;
   std::size_t cached = 0;
   std::size_t capacity = std::size_t(512) << 20;
@@ -133,10 +195,17 @@ DLVM_RUNTIME_EXPORT void _mlir_memref_to_llvm_free(void *payload) {
 DLVM_RUNTIME_EXPORT void dlvmRuntimeBufferStats(DlvmBufferStats *stats) {
   BufferCache &cache = BufferCache::get();
   std::lock_guard<std::mutex> lock(cache.mutex);
-  *stats = {cache.cached, cache.hits, cache.misses, cache.capacity};
+  *stats = {cache.cached, cache.hits, cache.misses, cache.capacity, cache.liveBytes, cache.liveBlocks,
+            cache.released};
 }
 
 DLVM_RUNTIME_EXPORT void dlvmRuntimeTrimBuffers(void) { BufferCache::get().trim(); }
+
+DLVM_RUNTIME_EXPORT uint64_t dlvmRuntimeCallBegin(void) { return BufferCache::get().beginCall(); }
+
+DLVM_RUNTIME_EXPORT uint64_t dlvmRuntimeCallEnd(uint64_t mark, int failed) {
+  return BufferCache::get().endCall(mark, failed != 0);
+}
 
 DLVM_RUNTIME_EXPORT uint64_t dlvmRuntimeTakeFailedAllocation(void) {
   return BufferCache::get().failed.exchange(0, std::memory_order_relaxed);

@@ -90,3 +90,60 @@ def test_the_allocations_are_checked_in_the_code(tmp_path) -> None:
     assert f"store atomic i64 -1, ptr @{ERROR_GLOBAL} monotonic" in llvm
     text = (tmp_path / "orbit.h").read_text()
     assert f"int failed = (int){ERROR_GLOBAL};" in text and "-1 when a buffer could not be allocated" in text
+
+
+LEAKING = """func.func @f(%x: tensor<262144xf32>, %s: f32) -> f32 {
+  %e = dlvm.exp %x : tensor<262144xf32>
+  %r = dlvm.reduce add %e dims [0] : tensor<262144xf32>
+  %c = tensor.extract %r[] : tensor<f32>
+  %a = arith.addf %s, %c : f32
+  %lb = arith.constant 0 : index
+  %ub = arith.constant 33554432 : index
+  %st = arith.constant 1 : index
+  %z = scf.for %i = %lb to %ub step %st iter_args(%acc = %a) -> (f32) {
+    %q = math.sin %acc : f32
+    scf.yield %q : f32
+  }
+  return %z : f32
+}
+func.func private @f_grad(tensor<262144xf32>, f32, f32) -> (tensor<262144xf32>, f32)
+    attributes {dlvm.gradient = #dlvm.gradient<of @f seedable>}
+"""
+
+LEAK_CHILD = textwrap.dedent("""
+    import resource, sys
+    import numpy as np
+    import dlvm_mlir
+    from dlvm_mlir.backend import OutOfMemoryError
+    from dlvm_mlir.backend.runtime import runtime_stats
+
+    exe = dlvm_mlir.compile(sys.stdin.read(), threads=int(sys.argv[1]))
+    x = np.full(262144, -20.0, np.float32)
+    dlvm_mlir.backend.trim_buffer_cache()
+    before = runtime_stats()["buffers"]
+    with open("/proc/self/status") as status:
+        mapped = next(int(line.split()[1]) << 10 for line in status if line.startswith("VmSize:"))
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (mapped + (48 << 20), hard))
+    try:
+        exe["f_grad"](x, np.float32(0.5), np.float32(1.0))
+    except OutOfMemoryError:
+        pass
+    else:
+        raise SystemExit("no error")
+    after = runtime_stats()["buffers"]
+    print(before["live_blocks"], after["live_blocks"], after["released_after_failures"] - before["released_after_failures"])
+""")
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_failed_call_frees_the_buffers_it_allocated(threads: int) -> None:
+    """The gradient saves exp(x) (1 MiB) for its reverse sweep before the loop's 128 MiB
+    tape is refused: the call returns early with that buffer allocated. The runtime frees
+    it after the call (dialect/runtime/BufferCache.cpp: dlvmRuntimeCallEnd); it used to
+    stay allocated for the life of the process."""
+    done = subprocess.run([sys.executable, "-c", LEAK_CHILD, str(threads)], input=LEAKING, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    live_before, live_after, released = map(int, done.stdout.split())
+    assert live_after == live_before and released >= 1, done.stdout

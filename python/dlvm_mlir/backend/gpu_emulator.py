@@ -188,6 +188,9 @@ class _ErrorSlot:
             address = 0
         self.slot = ctypes.c_int64.from_address(address) if address else None
 
+    def failed(self) -> bool:
+        return self.slot is not None and self.slot.value != 0
+
     def raise_if_failed(self, function: str) -> None:
         if self.slot is not None and self.slot.value:
             failed, self.slot.value = self.slot.value, 0

@@ -435,6 +435,9 @@ class _ErrorSlot:
         except ValueError as exc:
             raise ExecutionError(f"{library._name}: no error slot {ERROR_GLOBAL}") from exc
 
+    def failed(self) -> bool:
+        return self.slot.value != 0
+
     def raise_if_failed(self, function: str) -> None:
         failed = self.slot.value
         if not failed:
@@ -481,7 +484,13 @@ class _EntryPoint:
         first_output = len(arrays)
         outputs = [_empty(spec.shape or (), spec.dtype) for spec in sig.results]
         arrays += outputs
-        _dlvm.invoke(self._address, state.address, state.descriptors, arrays, first_output)
+        # a call that fails returns early, leaving the buffers it allocated: the runtime
+        # frees them (when no other call is in flight)
+        mark = _dlvm.call_begin()
+        try:
+            _dlvm.invoke(self._address, state.address, state.descriptors, arrays, first_output)
+        finally:
+            _dlvm.call_end(mark, self._errors.failed())
         self._errors.raise_if_failed(sig.name)
         if not outputs:
             return None
@@ -494,7 +503,8 @@ def runtime_stats() -> dict[str, dict[str, int]]:
     """Counters of the runtime of compiled code, shared by every executable of the process.
 
     ``buffers``: the caching allocator (``cached_bytes``, ``hits``, ``misses``,
-    ``capacity``); ``async``: the async runtime (``live_objects`` - tokens,
+    ``capacity``, ``live_bytes`` and ``live_blocks`` handed out and not freed,
+    ``released_after_failures``: blocks a failed call left, freed after it); ``async``: the async runtime (``live_objects`` - tokens,
     values and groups not yet freed -, ``workers``, ``tasks_by_workers``,
     ``tasks_by_waiters``, ``sleeps``, ``spin_us``, ``moves``: times a worker moved off
     the CPU of the thread that queued its task, ``openmp_regions``: parallel

@@ -42,6 +42,9 @@ typedef struct {
   uint64_t hits;        /* allocations served from the cache */
   uint64_t misses;      /* allocations that went to the system */
   uint64_t capacity;    /* at most this many bytes are held */
+  uint64_t liveBytes;   /* bytes handed out and not freed */
+  uint64_t liveBlocks;  /* blocks handed out and not freed */
+  uint64_t released;    /* blocks freed after a failed call (dlvmRuntimeCallEnd) */
 } DlvmBufferStats;
 
 /* Counters of the async runtime. */
@@ -64,6 +67,13 @@ DLVM_RUNTIME_EXPORT void dlvmRuntimeTrimBuffers(void);
  * and reset: compiled code that gets NULL from the allocator stores -1 in its
  * error slot and returns early. */
 DLVM_RUNTIME_EXPORT uint64_t dlvmRuntimeTakeFailedAllocation(void);
+
+/* Brackets a call of compiled code: Begin returns a mark; End(mark, failed)
+ * releases the blocks handed out since the mark and not freed when the call
+ * failed (it returned early, leaving its temporaries) and no other call is in
+ * flight, and returns their count. */
+DLVM_RUNTIME_EXPORT uint64_t dlvmRuntimeCallBegin(void);
+DLVM_RUNTIME_EXPORT uint64_t dlvmRuntimeCallEnd(uint64_t mark, int failed);
 
 DLVM_RUNTIME_EXPORT void dlvmRuntimeAsyncStats(DlvmAsyncStats *stats);
 
