@@ -97,3 +97,21 @@ func.func @diff(%x: tensor<64xf32>) -> tensor<63xf32> {
     x = np.arange(64, dtype=np.float32) ** 2
     got = EmulatedGpuProgram(lower(source, until="linalg"), NO_MATMUL_KERNELS)("diff", x)
     np.testing.assert_array_equal(got, np.diff(x))
+
+
+def test_a_generic_whose_inputs_are_all_read_twice_is_left_alone() -> None:
+    """``sum_i a_i + prod_i a_i``: any slice's inputs are read by the rest of the body too, so
+    no cut leaves fewer operands; the generic stays as it is (it used to be a cut that
+    added an operand each time)."""
+    terms, t = 70, "tensor<7x5xf32>"
+    lines, total, product = [], "%a0", "%a0"
+    for i in range(1, terms):
+        lines.append(f"%s{i} = dlvm.add {total}, %a{i} : {t}, {t}")
+        lines.append(f"%p{i} = dlvm.mul {product}, %a{i} : {t}, {t}")
+        total, product = f"%s{i}", f"%p{i}"
+    lines.append(f"%r = dlvm.add {total}, {product} : {t}, {t}")
+    arguments = ", ".join(f"%a{i}: {t}" for i in range(terms))
+    body = "\n  ".join(lines)
+    source = f"func.func @both({arguments}) -> {t} {{\n  {body}\n  return %r : {t}\n}}\n"
+    operands = _fused_generics(source)
+    assert len(operands) == 1 and len(operands[0]) == terms + 1

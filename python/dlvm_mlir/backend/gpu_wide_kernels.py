@@ -14,7 +14,9 @@ that example), computes it in a generic of its own over the same loops (its
 slice of the body cloned, its result a tensor of the loops' shape), and gives
 the generic that value as one input in place of the inputs only the slice
 used; until its operands fit.  Only parallel-loop generics with static loop
-ranges are cut, at values that do not depend on the outputs' block arguments.
+ranges are cut, at values that do not depend on the outputs' block arguments,
+and only where the cut leaves fewer operands; a generic that cannot be cut
+stays, and ptxas's error says so.
 """
 
 from __future__ import annotations
@@ -148,6 +150,8 @@ def _cut(op: ir.Operation) -> ir.Operation | None:
     for inner in live:
         inner.walk(lambda nested: (live_operands.update(nested.operands), ir.WalkResult.ADVANCE)[1])
     kept = [i for i in range(n_inputs) if arguments[i] in live_operands]
+    if len(kept) + 1 >= n_inputs:
+        return None  # the rest of the body reads the slice's inputs too: no fewer operands
     identity = ir.AffineMap.get_identity(len(ranges))
     with op.location, ir.InsertionPoint(op):
         # the slice, in a generic of its own
