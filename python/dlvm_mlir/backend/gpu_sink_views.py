@@ -2,13 +2,13 @@
 
 After the ``map`` stage a launch reads the subviews (and reshapes) the host
 took of its buffers; outlined, each view becomes a parameter of its own, a
-memref descriptor of 3 + 2 x rank words.  A kernel that sums many slices of
-one buffer (the gradient of an average pooling over a window of 200 adds 200
-shifted slices of its seed) passed 8,000 bytes of parameters, and ``ptxas``
-refuses more than 4,352.  :func:`sink_views` clones each view op whose result
-a launch uses into the launch, so the kernel takes the buffer the views are of
-(and their dynamic offsets and sizes, index values); the host's view ops that
-no longer have uses go at the next canonicalization.
+memref descriptor of 3 + 2 x rank words (``ptxas`` takes 4,352 bytes of
+parameters at most).  :func:`sink_views` clones each view op whose result a
+launch uses into the launch, so a kernel reading several slices of one buffer
+(a shifted difference, the taps of a stencil) takes the buffer once (and the
+views' dynamic offsets and sizes, index values); the host's view ops that no
+longer have uses go at the next canonicalization.  (A kernel reading many
+distinct buffers is split before it gets here: :mod:`.gpu_wide_kernels`.)
 
 :func:`captured_values` (the values a launch's body uses but does not define)
 is shared with :mod:`.gpu_emulator`, which outlines each launch into a
