@@ -575,6 +575,10 @@ DLVM_RUNTIME_EXPORT void dlvmRuntimeUseOpenMP(void *gompParallelFn) {
 
 DLVM_RUNTIME_EXPORT uint64_t dlvmRuntimeOpenMPRegions(void) { return openmpRegions.load(); }
 
+DLVM_RUNTIME_EXPORT int32_t dlvmRuntimeSharesOpenMP(void) {
+  return gompParallel.load(std::memory_order_acquire) != nullptr;
+}
+
 DLVM_RUNTIME_EXPORT void dlvmRuntimeSetSpin(int64_t microseconds) {
   spinMicros.store(std::max<std::int64_t>(0, microseconds));
 }
@@ -606,6 +610,7 @@ DLVM_RUNTIME_EXPORT const char *const *dlvmRuntimeSymbols(void) {
       "mlirAsyncRuntimeAwaitAllInGroup",
       "mlirAsyncRuntimeAwaitAllInGroupAndExecute",
       "mlirAsyncRuntimGetNumWorkerThreads",
+      "dlvmRuntimeSharesOpenMP",
       "__truncsfbf2",
       "__truncdfbf2",
       nullptr,

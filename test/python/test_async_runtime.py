@@ -338,3 +338,40 @@ def test_a_worker_leaves_the_callers_cpu() -> None:
                          timeout=300)
     assert out.returncode == 0, out.stderr
     assert int(out.stdout.strip()) >= 1
+
+
+EVERY_BLOCK = """
+import sys
+import numpy as np
+torch = __import__("torch")  # loads PyTorch's libgomp
+torch.ones(256, 256) @ torch.ones(256, 256)
+from dlvm_mlir.backend import compile_cpu, runtime_stats
+from dlvm_mlir.backend.runtime import share_openmp_threads
+exe = compile_cpu(sys.stdin.read(), threads=2)
+a = np.ones((192, 256), np.float32)
+b = np.ones((256, 160), np.float32)
+def tasks():
+    before = runtime_stats()["async"]
+    np.testing.assert_array_equal(exe.mm(a, b), np.full((192, 160), 256.0, np.float32))
+    after = runtime_stats()["async"]
+    return sum(after[k] - before[k] for k in ("tasks_by_waiters", "tasks_by_workers"))
+exe.mm(a, b)
+own = tasks()
+assert share_openmp_threads() is True
+shared = tasks()
+share_openmp_threads(False)
+print(own, shared)
+"""
+
+
+def test_a_shared_openmp_team_runs_every_block_as_a_task() -> None:
+    """backend/parallel_dispatch.py: on the runtime's own pool the caller runs a parallel loop's
+    first block itself (one task fewer than blocks); on a shared OpenMP team, whose threads
+    start queued tasks only once the caller awaits, every block is a task, so the team starts
+    them all at once (the caller ran the first alone before)."""
+    pytest.importorskip("torch")
+    run = subprocess.run([sys.executable, "-c", EVERY_BLOCK], input=MATMUL, capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    own, shared = map(int, run.stdout.split())
+    assert own >= 1 and shared == own + 1, run.stdout

@@ -97,6 +97,7 @@ from .conv_kernel_grad import kernel_gradient_convolutions
 from .pooling import tiled_poolings
 from .phases import strided_slices_as_phases
 from .scheduled_copies import read_padded_interiors, scheduled_copies
+from . import parallel_dispatch
 from .collapse_dims import collapse_contraction_reductions
 from .epilogues import epilogues_into_inits
 from .packing import pack_contractions
@@ -685,19 +686,19 @@ def stage_lower_vectors(module: ir.Module, options: CpuOptions) -> None:
 
 
 def parallelize_steps(options: CpuOptions) -> list[Step]:
-    """``scf.forall`` -> ``scf.parallel`` -> tasks on the async runtime's thread pool."""
-    passes = ["scf-forall-to-parallel"]
-    if options.threads > 1:
-        passes += [
-            f"async-parallel-for{{async-dispatch=false num-workers={options.threads} min-task-size=1}}",
-            "async-to-async-runtime",
-            "async-runtime-ref-counting",
-            "async-runtime-ref-counting-opt",
-            "convert-async-to-llvm",
-        ]
-    else:
-        passes.append("scf-parallel-for-to-nested-fors")
-    return [Passes(",".join(passes))]
+    """``scf.forall`` -> ``scf.parallel`` -> tasks on the async runtime's thread pool, every block
+    of a loop a task (:mod:`dlvm_mlir.backend.parallel_dispatch`)."""
+    if options.threads == 1:
+        return [Passes("scf-forall-to-parallel,scf-parallel-for-to-nested-fors")]
+    steps: list[Step] = [Passes(
+        f"scf-forall-to-parallel,async-parallel-for{{async-dispatch=false num-workers={options.threads} min-task-size=1}}"
+    )]
+    if parallel_dispatch.DISPATCH_EVERY_BLOCK:
+        steps.append(Call("dispatch-every-block", parallel_dispatch.dispatch_every_block))
+    steps.append(Passes(
+        "async-to-async-runtime,async-runtime-ref-counting,async-runtime-ref-counting-opt,convert-async-to-llvm"
+    ))
+    return steps
 
 
 def stage_parallelize(module: ir.Module, options: CpuOptions) -> None:

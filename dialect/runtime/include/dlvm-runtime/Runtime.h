@@ -88,6 +88,11 @@ DLVM_RUNTIME_EXPORT void dlvmRuntimeReserveWorkers(int64_t workers);
  * same process: two pools spinning after their regions slow each other down. */
 DLVM_RUNTIME_EXPORT void dlvmRuntimeUseOpenMP(void *gompParallelFn);
 
+/* 1 while parallel loops run on an OpenMP team (dlvmRuntimeUseOpenMP), else 0:
+ * compiled code then queues every block of a loop as a task instead of running
+ * the first on the calling thread before awaiting the others. */
+DLVM_RUNTIME_EXPORT int32_t dlvmRuntimeSharesOpenMP(void);
+
 /* How many OpenMP parallel regions the runtime has run (see above). */
 DLVM_RUNTIME_EXPORT uint64_t dlvmRuntimeOpenMPRegions(void);
 
