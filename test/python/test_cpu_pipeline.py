@@ -210,15 +210,16 @@ def test_timing_report_lists_every_stage_and_pass(tmp_path: Path) -> None:
     assert "CpuPipeline" not in names  # not one opaque entry
     steps = [name for name in names if name.startswith("CpuPipeline.")]
     stages = [step.removeprefix("CpuPipeline.").split("/")[0] for step in steps]
-    # parallelize and to-llvm are upstream passes only
+    # to-llvm is upstream passes only
     assert list(dict.fromkeys(stages)) == [
         "linalg", "entry-points", "fuse", "approximate-math", "pack", "tile-and-vectorize", "bufferize",
-        "lower-vectors",
+        "lower-vectors", "parallelize",
     ]
     assert {
         "CpuPipeline.tile-and-vectorize/schedules",
         "CpuPipeline.tile-and-vectorize/vector-cleanup",
         "CpuPipeline.bufferize/copy-repeated-buffers",
+        "CpuPipeline.parallelize/dispatch-every-block",
     } <= set(steps)
     upstream = [
         "Inliner", "LinalgElementwiseOpFusionPass", "OneShotBufferizePass", "BufferResultsToOutParamsPass",
