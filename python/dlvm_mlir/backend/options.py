@@ -157,11 +157,15 @@ class CpuOptions:
     """Options of the CPU pipeline and its code generation."""
 
     threads: int = field(default_factory=default_threads)
-    #: LLVM's IR pipeline (CodegenOptions.opt_level).  2 since the eleventh session: the
-    #: kernels arrive vectorized and tiled, and O3's extra passes changed no measured time
-    #: (CNN step batch 128 77.4 / 76.7 ms, MLP step batch 128 1.68 / 1.71 ms, 3x3 layers the
-    #: same, O3 / O2) while the LLVM stage of the CNN step took 2.70 -> 2.27-2.43 s
-    opt_level: int = 2
+    #: LLVM's IR pipeline (CodegenOptions.opt_level).  1 since the eleventh session (it was
+    #: 3): the kernels arrive tiled and vectorized, and the higher levels' passes changed no
+    #: measured run time (``ab_variants.py``, in turns, O3 / O2 / O1: CNN step batch 128
+    #: 77.4 / 76.7 / - ms and, in a second pair, O2 / O1 81.1 / 81.1; MLP step batch 128
+    #: 1.68 / 1.71 / - and 1.85 / 1.82, batch 32 0.76 / 0.72; 3x3 128->128 forward 7.04 / 7.09
+    #: (O2 / O1); the char-LM transformer step 43.2-44.4 / 43.8-44.7) while compiles got
+    #: shorter: the CNN step's LLVM stage 2.70 (O3) -> 2.25 (O2) -> 1.98 s (O1), its whole
+    #: compile 4.0 -> 3.5 s (O2 -> O1), the MLP step 1.4 -> 1.1 s, a convolution 0.4 -> 0.2 s
+    opt_level: int = 1
     vectorize: bool = True
     fuse_elementwise: bool = True
     #: replace f32 tanh/exp/log/erf/... by vectorizable polynomial approximations
