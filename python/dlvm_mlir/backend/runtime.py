@@ -504,7 +504,8 @@ def runtime_stats() -> dict[str, dict[str, int]]:
 
     ``buffers``: the caching allocator (``cached_bytes``, ``hits``, ``misses``,
     ``capacity``, ``live_bytes`` and ``live_blocks`` handed out and not freed,
-    ``released_after_failures``: blocks a failed call left, freed after it); ``async``: the async runtime (``live_objects`` - tokens,
+    ``released_after_failures``: blocks a failed call left, freed after it);
+    ``async``: the async runtime (``live_objects`` - tokens,
     values and groups not yet freed -, ``workers``, ``tasks_by_workers``,
     ``tasks_by_waiters``, ``sleeps``, ``spin_us``, ``moves``: times a worker moved off
     the CPU of the thread that queued its task, ``openmp_regions``: parallel
