@@ -1556,6 +1556,42 @@ def test_strided_direct_convolutions_by_phases(n, c, h, w, f, k, strides, paddin
     _check_direct_convolution(n, c, h, w, f, k, strides, (1, 1), padding, dtype, direct)
 
 
+def test_a_strided_kernel_gradient_pads_its_phases_in_place(tmp_path: Path) -> None:
+    """backend/phases.py: AD pads three of the four phases of a stride-2 convolution's input
+    for its kernel gradient; the phase copy keeps a zero row and column before each phase, and
+    the pads are views of it (each was a fill and a copy of the phase). Against numpy in
+    float64."""
+    src = """func.func @seeded(%x: tensor<2x8x20x36xf32>, %k: tensor<16x8x3x3xf32>, %dy: tensor<2x16x10x18xf32>) -> tensor<f32> {
+  %y = dlvm.convolve %x, %k strides [2, 2] padding [1, 1, 1, 1] : tensor<2x8x20x36xf32>, tensor<16x8x3x3xf32>
+  %p = dlvm.mul %y, %dy : tensor<2x16x10x18xf32>, tensor<2x16x10x18xf32>
+  %s = dlvm.reduce add %p dims [0, 1, 2, 3] : tensor<2x16x10x18xf32>
+  return %s : tensor<f32>
+}
+func.func private @dk(tensor<2x8x20x36xf32>, tensor<16x8x3x3xf32>, tensor<2x16x10x18xf32>) -> tensor<16x8x3x3xf32>
+    attributes {dlvm.gradient = #dlvm.gradient<of @seeded wrt [1]>}
+"""
+    linalg_src = str(lower(src, until="linalg"))
+    with ir.Context():
+        module = ir.Module.parse(linalg_src)
+        lower_to_llvm_cpu(module, threads=1, dump_dir=tmp_path)
+    packed = next(tmp_path.glob("*-pack.mlir")).read_text()
+    packed = packed[packed.index("func.func @dlvm_dk"):]  # the gradient (the forward pads x once)
+    copied = [math.prod(int(d) for d in shape.split("x"))
+              for shape in re.findall(r"linalg\.copy .*? ins\(%\w+ : tensor<([0-9x]+)xf32>\)", packed)]
+    assert not [n for n in copied if n > 1000], packed  # no phase is padded by a copy
+    assert "2x2x2x8x11x19xf32" in packed, packed  # the phases, a zero row and column before each
+    exe = compile_cpu(linalg_src, use_cache=False)
+    x = RNG.standard_normal((2, 8, 20, 36)).astype(np.float32)
+    kern = RNG.standard_normal((16, 8, 3, 3)).astype(np.float32)
+    dy = RNG.standard_normal((2, 16, 10, 18)).astype(np.float32)
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    want = np.zeros((16, 8, 3, 3))
+    for i in range(3):
+        for j in range(3):
+            want[:, :, i, j] = np.einsum("nfhw,nchw->fc", dy.astype(np.float64), xp[:, :, i:i + 20:2, j:j + 36:2])
+    np.testing.assert_allclose(exe.entry("dk")(x, kern, dy), want, rtol=1e-4, atol=1e-4 * 50)
+
+
 def test_stacked_phases_are_computed_in_place(tmp_path: Path) -> None:
     """backend/scheduled_copies.py: AD stacks the phases of a strided convolution's input
     gradient as insertions of reshapes that add a unit dimension; each phase's convolution
