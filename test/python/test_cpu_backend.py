@@ -1556,6 +1556,21 @@ def test_strided_direct_convolutions_by_phases(n, c, h, w, f, k, strides, paddin
     _check_direct_convolution(n, c, h, w, f, k, strides, (1, 1), padding, dtype, direct)
 
 
+def _packed(src: str, tmp_path: Path) -> tuple[str, str]:
+    """(linalg text, the pack stage's dump) of a DLVM program on one thread."""
+    linalg_src = str(lower(src, until="linalg"))
+    with ir.Context():
+        module = ir.Module.parse(linalg_src)
+        lower_to_llvm_cpu(module, threads=1, dump_dir=tmp_path)
+    return linalg_src, next(tmp_path.glob("*-pack.mlir")).read_text()
+
+
+def _copied_elements(packed: str) -> list[int]:
+    """Element counts of the f32 tensors ``linalg.copy`` ops copy in ``packed``."""
+    return [math.prod(int(d) for d in shape.split("x"))
+            for shape in re.findall(r"linalg\.copy .*? ins\(%\w+ : tensor<([0-9x]+)xf32>\)", packed)]
+
+
 def test_a_strided_kernel_gradient_pads_its_phases_in_place(tmp_path: Path) -> None:
     """backend/phases.py: AD pads three of the four phases of a stride-2 convolution's input
     for its kernel gradient; the phase copy keeps a zero row and column before each phase, and
@@ -1570,14 +1585,9 @@ def test_a_strided_kernel_gradient_pads_its_phases_in_place(tmp_path: Path) -> N
 func.func private @dk(tensor<2x8x20x36xf32>, tensor<16x8x3x3xf32>, tensor<2x16x10x18xf32>) -> tensor<16x8x3x3xf32>
     attributes {dlvm.gradient = #dlvm.gradient<of @seeded wrt [1]>}
 """
-    linalg_src = str(lower(src, until="linalg"))
-    with ir.Context():
-        module = ir.Module.parse(linalg_src)
-        lower_to_llvm_cpu(module, threads=1, dump_dir=tmp_path)
-    packed = next(tmp_path.glob("*-pack.mlir")).read_text()
+    linalg_src, packed = _packed(src, tmp_path)
     packed = packed[packed.index("func.func @dlvm_dk"):]  # the gradient (the forward pads x once)
-    copied = [math.prod(int(d) for d in shape.split("x"))
-              for shape in re.findall(r"linalg\.copy .*? ins\(%\w+ : tensor<([0-9x]+)xf32>\)", packed)]
+    copied = _copied_elements(packed)
     assert not [n for n in copied if n > 1000], packed  # no phase is padded by a copy
     assert "2x2x2x8x11x19xf32" in packed, packed  # the phases, a zero row and column before each
     exe = compile_cpu(linalg_src, use_cache=False)
@@ -1606,15 +1616,10 @@ def test_stacked_phases_are_computed_in_place(tmp_path: Path) -> None:
 func.func private @dx(tensor<2x8x20x36xf32>, tensor<6x8x3x3xf32>, tensor<2x6x10x18xf32>) -> tensor<2x8x20x36xf32>
     attributes {dlvm.gradient = #dlvm.gradient<of @seeded wrt [0]>}
 """
-    linalg_src = str(lower(src, until="linalg"))
-    with ir.Context():
-        module = ir.Module.parse(linalg_src)
-        lower_to_llvm_cpu(module, threads=1, dump_dir=tmp_path)
-    packed = next(tmp_path.glob("*-pack.mlir")).read_text()
+    linalg_src, packed = _packed(src, tmp_path)
     # the one copy of an image-sized tensor left pads the cotangent (the others pad the 3x3
     # filters to whole phases); the four phases are no longer copied
-    copied = [math.prod(int(d) for d in shape.split("x"))
-              for shape in re.findall(r"linalg\.copy .*? ins\(%\w+ : tensor<([0-9x]+)xf32>\)", packed)]
+    copied = _copied_elements(packed)
     assert sorted(n > 1000 for n in copied).count(True) == 1, packed
     exe = compile_cpu(linalg_src, use_cache=False)
     x = RNG.standard_normal((2, 8, 20, 36)).astype(np.float32)

@@ -36,7 +36,8 @@ from .boolmem import widen_bool_memrefs
 
 from .gpu import GpuOptions, kernel_loop_steps, lower_to_gpu
 from .gpu_schedule import GpuOpRecord
-from .gpu_sink_views import captured_values, rebind_operands
+from .gpu_sink_views import captured_values
+from .linalg_rewrite import rebind_operands
 from dlvm_mlir.passes import Passes, run_steps
 from .runtime import ENTRY_PREFIX, ERROR_GLOBAL, ExecutionError, FunctionSignature, _EntryPoint
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from mlir import ir
 
 from .gpu_host import VIEWS
-from .linalg_rewrite import defining_op, ops_where
+from .linalg_rewrite import defining_op, ops_where, rebind_operands
 
 __all__ = ["captured_values", "sink_views"]
 
@@ -44,18 +44,6 @@ def captured_values(launch: ir.Operation) -> list[ir.Value]:
             for op in block.operations:
                 op.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
     return list(dict.fromkeys(v for v in operands if v not in defined))
-
-
-def rebind_operands(root: ir.Operation, mapping: dict[ir.Value, ir.Value]) -> None:
-    """Every operand of an op nested in ``root`` that is a key of ``mapping`` becomes its value."""
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        for i, operand in enumerate(op.operands):
-            if operand in mapping:
-                op.operands[i] = mapping[operand]
-        return ir.WalkResult.ADVANCE
-
-    root.walk(visit, ir.WalkOrder.PRE_ORDER)
 
 
 def _view_depth(value: ir.Value) -> int:

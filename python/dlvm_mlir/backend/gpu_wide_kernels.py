@@ -25,7 +25,7 @@ from mlir import ir
 from mlir.dialects import linalg, tensor
 
 from .analysis import loop_ranges
-from .linalg_rewrite import ops_where
+from .linalg_rewrite import ops_where, rebind_operands
 
 __all__ = ["OPERAND_BYTES", "descriptor_bytes", "split_wide_generics"]
 
@@ -91,11 +91,8 @@ def _backward_slice(block: ir.Block, value: ir.Value) -> list[ir.Operation]:
 def _clone_into(ops: list[ir.Operation], mapping: dict[ir.Value, ir.Value], point: ir.InsertionPoint) -> None:
     for inner in ops:
         clone = inner.clone(ip=point)
-        for i, operand in enumerate(clone.operands):
-            if operand in mapping:
-                clone.operands[i] = mapping[operand]
-        for old, new in zip(inner.results, clone.results):
-            mapping[old] = new
+        rebind_operands(clone, mapping)
+        mapping.update(zip(inner.results, clone.results))
 
 
 def _generic(inputs: list[ir.Value], outputs: list[ir.Value], maps: list[ir.AffineMap],
@@ -106,8 +103,9 @@ def _generic(inputs: list[ir.Value], outputs: list[ir.Value], maps: list[ir.Affi
     return op.operation, op.regions[0].blocks.append(*types)
 
 
-def _live_ops(block: ir.Block, dead: ir.Operation) -> list[ir.Operation]:
-    """The ops of ``block`` the yield needs once ``dead``'s result is given, in body order."""
+def _live_ops(block: ir.Block, dead: ir.Operation) -> tuple[list[ir.Operation], set[ir.Value]]:
+    """The ops of ``block`` the yield needs once ``dead``'s result is given, in body order, and
+    the values they read."""
     needed: set[ir.Value] = set()
     live: list[ir.Operation] = []
     for inner in reversed(list(block.operations)):
@@ -117,7 +115,7 @@ def _live_ops(block: ir.Block, dead: ir.Operation) -> list[ir.Operation]:
         if inner.name == "linalg.yield" or any(r in needed for r in inner.results):
             live.append(inner)
             inner.walk(lambda nested: (needed.update(nested.operands), ir.WalkResult.ADVANCE)[1])
-    return live[::-1]
+    return live[::-1], needed
 
 
 def _cut(op: ir.Operation) -> ir.Operation | None:
@@ -145,10 +143,7 @@ def _cut(op: ir.Operation) -> ir.Operation | None:
     piece = _backward_slice(block, value)
     piece_operands = {v for inner in piece for v in inner.operands}
     used = [i for i in range(n_inputs) if arguments[i] in piece_operands]
-    live = _live_ops(block, cut)
-    live_operands: set[ir.Value] = set()
-    for inner in live:
-        inner.walk(lambda nested: (live_operands.update(nested.operands), ir.WalkResult.ADVANCE)[1])
+    live, live_operands = _live_ops(block, cut)
     kept = [i for i in range(n_inputs) if arguments[i] in live_operands]
     if len(kept) + 1 >= n_inputs:
         return None  # the rest of the body reads the slice's inputs too: no fewer operands

@@ -10,7 +10,7 @@ from .analysis import ops_where  # noqa: F401  (re-exported: the rewrites' walk)
 from .schedule import run_transform_script
 
 __all__ = ["affine_maps", "defining_op", "dense_ints", "generalize_tagged", "iterator_types", "map_dims", "ops_where",
-           "reassociation", "result_linalg_ops", "zero_constant", "zero_fill"]
+           "rebind_operands", "reassociation", "result_linalg_ops", "zero_constant", "zero_fill"]
 
 
 def defining_op(value: ir.Value) -> ir.Operation | None:
@@ -19,6 +19,18 @@ def defining_op(value: ir.Value) -> ir.Operation | None:
     if isinstance(owner, ir.Block):
         return None
     return owner.operation if hasattr(owner, "operation") else owner
+
+
+def rebind_operands(root: ir.Operation, mapping: dict[ir.Value, ir.Value]) -> None:
+    """Every operand of an op nested in ``root`` that is a key of ``mapping`` becomes its value."""
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        for i, operand in enumerate(op.operands):
+            if operand in mapping:
+                op.operands[i] = mapping[operand]
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit, ir.WalkOrder.PRE_ORDER)
 
 
 def zero_constant(value: ir.Value) -> bool:

@@ -103,19 +103,27 @@ def column_phases(x: ir.Value, stride: int, used: int) -> tuple[ir.Value, int]:
         return phase_split(x, (1, stride), (1, used)), 0
     source, low, high = padding
     shape = list(ir.RankedTensorType(source.type).shape)
-    element = ir.RankedTensorType(source.type).element_type
     lead, (h, w) = shape[:-2], shape[-2:]
     shift = -low[-1] % stride
     left = (low[-1] + shift) // stride  # columns of each phase left of the source's
     columns = left + -(-(w + high[-1]) // stride)
     rows = low[-2] + h + high[-2]
-    whole = linalg.fill(_zero(element), outs=[tensor.EmptyOp([1, stride, *lead, rows, columns], element).result])
+    whole = [1, stride, *lead, rows, columns]
     offsets = [0, 0, *[0] * len(lead), low[-2], left]
     sizes = [1, stride, *lead, h, -(-w // stride)]
+    return _phases_in_zeros(source, (1, stride), (1, stride), whole, offsets, sizes), shift
+
+
+def _phases_in_zeros(source: ir.Value, strides: tuple[int, int], used: tuple[int, int], whole: list[int],
+                     offsets: list[int], sizes: list[int]) -> ir.Value:
+    """:func:`phase_split` of ``source`` (``sizes``) at ``offsets`` in a zeroed tensor of shape
+    ``whole``."""
+    element = ir.RankedTensorType(source.type).element_type
+    zeros = linalg.fill(_zero(element), outs=[tensor.EmptyOp(whole, element).result])
     ones = [1] * len(sizes)
-    window = tensor.extract_slice(ir.RankedTensorType.get(sizes, element), whole, [], [], [], offsets, sizes, ones)
-    phases = phase_split(source, (1, stride), (1, stride), out=window)
-    return tensor.insert_slice(phases, whole, [], [], [], offsets, sizes, ones), shift
+    window = tensor.extract_slice(ir.RankedTensorType.get(sizes, element), zeros, [], [], [], offsets, sizes, ones)
+    phases = phase_split(source, strides, used, out=window)
+    return tensor.insert_slice(phases, zeros, [], [], [], offsets, sizes, ones)
 
 
 def phase_slice(phases: ir.Value, strides: tuple[int, int], offsets: list[int], sizes: list[int]) -> ir.Value:
@@ -224,14 +232,7 @@ def _haloed_phases(source: ir.Value, strides: tuple[int, int], used: tuple[int, 
     """:func:`phase_split` into a zeroed tensor with ``halo`` rows and columns before each
     phase, so that a view's zero pad there is a view too (no pad's fill and copy)."""
     shape = list(ir.RankedTensorType(source.type).shape)
-    element = ir.RankedTensorType(source.type).element_type
     lead, (h, w), (sh, sw) = shape[:-2], shape[-2:], strides
     rows, columns = -(-h // sh), -(-w // sw)
-    whole = linalg.fill(_zero(element), outs=[tensor.EmptyOp(
-        [used[0], used[1], *lead, rows + halo[0], columns + halo[1]], element).result])
-    sizes = [used[0], used[1], *lead, rows, columns]
-    offsets = [0, 0, *[0] * len(lead), halo[0], halo[1]]
-    ones = [1] * len(sizes)
-    window = tensor.extract_slice(ir.RankedTensorType.get(sizes, element), whole, [], [], [], offsets, sizes, ones)
-    phases = phase_split(source, strides, used, out=window)
-    return tensor.insert_slice(phases, whole, [], [], [], offsets, sizes, ones)
+    return _phases_in_zeros(source, strides, used, [*used, *lead, rows + halo[0], columns + halo[1]],
+                            [0, 0, *[0] * len(lead), halo[0], halo[1]], [*used, *lead, rows, columns])
