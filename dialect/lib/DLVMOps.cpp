@@ -1460,7 +1460,8 @@ static LogicalResult verifyArgExtremum(OpT op) {
   if (r.getElementType().isInteger(1))
     return op.emitOpError("the result must be an integer type wider than i1");
   // As numpy and JAX, which raise: no position is the extremum of no elements.
-  if (t.getDimSize(axis) == 0 && r.getNumElements() > 0)
+  // (a dynamic result dimension may be 0: only a static shape's count is known)
+  if (t.getDimSize(axis) == 0 && r.hasStaticShape() && r.getNumElements() > 0)
     return op.emitOpError("axis ") << axis << " is empty: there is no position of an extremum of "
                                    << t;
   return success();

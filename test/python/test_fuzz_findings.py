@@ -964,3 +964,19 @@ def test_a_sum_of_a_thousand_terms_is_optimized():
         f_down = interpret(AVG_POOL_WIDE, "avg_pool", down.astype(np.float32)).astype(np.float64) @ seed
         want[i] = (f_up - f_down) / (2 * eps)
     np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4)
+
+
+def test_argmax_of_an_empty_axis_with_a_dynamic_result_verifies() -> None:
+    """Seed 7676: ``argmax`` over an empty axis whose result has a dynamic dimension; the
+    verifier counted the result's elements, and MLIR asserts on a dynamic shape's count (an
+    internal compiler error). A dynamic dimension may be 0, so it verifies; with a static
+    result of more than no elements it is still an error, located."""
+    dynamic = """func.func @f(%x: tensor<0x?xf32>) -> tensor<?xi32> {
+  %0 = dlvm.argmax %x axis 0 : tensor<0x?xf32> -> tensor<?xi32>
+  return %0 : tensor<?xi32>
+}
+"""
+    dlvm_mlir.compiler.lower(dynamic, until="ad", filename=FILE)
+    static = dynamic.replace("?", "3")
+    with pytest.raises(DLVMError, match=r"finding\.mlir:2:8: .*axis 0 is empty"):
+        dlvm_mlir.compiler.lower(static, until="ad", filename=FILE)
