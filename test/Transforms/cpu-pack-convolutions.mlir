@@ -2,8 +2,8 @@
 // convolutions (conv_direct.py), strided ones by phases, kernel gradients along
 // the filters or as lane-wise partial sums (conv_kernel_grad.py) and pooling windows that tile
 // their input (pooling.py); direct-conv=false keeps the im2col path.
-// RUN: dlvm-opt %s --dlvm-cpu-pipeline="stop-at=pack vector-bits=512" | FileCheck %s
-// RUN: dlvm-opt %s --dlvm-cpu-pipeline="stop-at=pack vector-bits=512 direct-conv=false" | FileCheck %s --check-prefix=OFF
+// RUN: dlvm-opt %s --dlvm-cpu-pipeline="stop-at=pack vector-bits=512 threads=2" | FileCheck %s
+// RUN: dlvm-opt %s --dlvm-cpu-pipeline="stop-at=pack vector-bits=512 threads=2 direct-conv=false" | FileCheck %s --check-prefix=OFF
 
 // The strided convolutions' input map (row stride 2 kept; see @conv_stride2 below).
 // CHECK: #[[STRIDED:map[0-9]*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, d2 * 2 + d5, d3 + d6)>
@@ -37,18 +37,24 @@ func.func @conv_stride2(%x: tensor<2x16x34x34xf32>, %k: tensor<32x16x3x3xf32>) -
   return %y : tensor<2x32x16x16xf32>
 }
 
-// Padded by 1: the phases are copied from the unpadded input into the interior
-// of a zeroed tensor whose left padding is rounded up to the stride (2 columns,
-// one per phase), with no pad of the input; the phases swap places.
+// Padded by 1, an argument nothing else reads: one parallel task per image
+// (conv_direct.py, PER_IMAGE_PADS) copies its image's phases from the unpadded
+// input into the interior of a zeroed tensor whose left padding is rounded up to
+// the stride (2 columns, one per phase), with no pad of the input, and convolves
+// them; the phases swap places.
 // CHECK-LABEL: func.func @dlvm_conv_stride2_padded
-// CHECK-NOT: tensor.pad %arg0
-// CHECK: %[[ZEROS:.*]] = linalg.fill {{.*}} -> tensor<1x2x2x16x34x18xf32>
-// CHECK: %[[WINDOW:.*]] = tensor.extract_slice %[[ZEROS]][0, 0, 0, 0, 1, 1] [1, 2, 2, 16, 32, 16]
-// CHECK: tensor.expand_shape %arg0 {{.*}} into tensor<2x16x32x1x16x2xf32>
-// CHECK: linalg.generic {{.*}} outs(%[[WINDOW]] : tensor<1x2x2x16x32x16xf32>)
+// CHECK-NOT: tensor.pad
+// CHECK: scf.forall (%[[IMAGE:.*]]) in (2)
+// CHECK: %[[PICTURE:.*]] = tensor.extract_slice %arg0[%[[IMAGE]], 0, 0, 0] [1, 16, 32, 32]
+// CHECK-NOT: alloc_tensor
+// CHECK: %[[ZEROS:.*]] = linalg.fill {{.*}} -> tensor<1x2x1x16x34x18xf32>
+// CHECK: %[[WINDOW:.*]] = tensor.extract_slice %[[ZEROS]][0, 0, 0, 0, 1, 1] [1, 2, 1, 16, 32, 16]
+// CHECK: tensor.expand_shape %[[PICTURE]] {{.*}} into tensor<1x16x32x1x16x2xf32>
+// CHECK: linalg.generic {{.*}} outs(%[[WINDOW]] : tensor<1x2x1x16x32x16xf32>)
 // CHECK: %[[PHASES:.*]] = tensor.insert_slice
-// CHECK: tensor.extract_slice %[[PHASES]][0, 1, 0, 0, 0, 0] [1, 1, 2, 16, 33, 17]
-// CHECK: tensor.extract_slice %[[PHASES]][0, 0, 0, 0, 0, 1] [1, 1, 2, 16, 33, 16]
+// CHECK: tensor.extract_slice %[[PHASES]][0, 1, 0, 0, 0, 0] [1, 1, 1, 16, 33, 17]
+// CHECK: tensor.extract_slice %[[PHASES]][0, 0, 0, 0, 0, 1] [1, 1, 1, 16, 33, 16]
+// CHECK: tensor.parallel_insert_slice
 func.func @conv_stride2_padded(%x: tensor<2x16x32x32xf32>, %k: tensor<32x16x3x3xf32>) -> tensor<2x32x16x16xf32> {
   %y = dlvm.convolve %x, %k strides [2, 2] padding [1, 1, 1, 1] : tensor<2x16x32x32xf32>, tensor<32x16x3x3xf32>
   return %y : tensor<2x32x16x16xf32>

@@ -123,7 +123,8 @@ def test_the_search_records_its_pick_and_other_processes_use_it(tmp_path, monkey
     monkeypatch.setenv("DLVM_MLIR_TUNING_DB", str(database))
     calls: list[int] = []
     monkeypatch.setattr(tuning, "measure_candidates", _fake_timer({"direct_convolution_rows": 6}, calls))
-    source = _conv_gradients(2, 16, 6, 64, 1, 24, 3).split("func.func @seeded")[0]
+    # (3 images on 2 threads: not convolved image by image, conv_direct.PER_IMAGE_PADS)
+    source = _conv_gradients(3, 16, 6, 64, 1, 24, 3).split("func.func @seeded")[0]
     linalg = str(lower(source, until="linalg"))
     monkeypatch.setattr(tuning, "MIN_MULTIPLY_ADDS", 0)
     searched = compile_cpu(linalg, options=CpuOptions(threads=2, schedule=ScheduleOptions(tuning="search")),
@@ -161,7 +162,7 @@ print([r.plan.levels[-1].sizes[1] for r in exe.lowering.schedules if r.plan.kind
     out = subprocess.run([sys.executable, "-c", script], input=linalg, capture_output=True, text=True, env=env,
                          check=True).stdout
     assert out.strip() == "[0]"
-    x = RNG.standard_normal((2, 16, 6, 64)).astype(np.float32)
+    x = RNG.standard_normal((3, 16, 6, 64)).astype(np.float32)
     k = RNG.standard_normal((24, 16, 3, 3)).astype(np.float32)
     want = interpret(lower(source, until="ad"), "fwd", x, k, dtype=np.float64)
     np.testing.assert_allclose(searched.entry("fwd")(x, k), want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
@@ -308,11 +309,13 @@ def test_the_command_line(tmp_path) -> None:
                            str(tmp_path / "conv.so"), "--tuning", "search", "--threads", "2"],
                           capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
-    assert "dlvm-mlir: tuning: linalg.generic (direct-convolution) 4x32x16x32x32x3x3" in done.stderr
+    # the padded argument is convolved image by image (conv_direct.PER_IMAGE_PADS): the kernel
+    # is one image's, searched for the work of its 4 tasks
+    assert "dlvm-mlir: tuning: linalg.generic (direct-convolution) 1x32x16x32x32x3x3" in done.stderr
     assert "head to head" in done.stderr or "the defaults" in done.stderr
     info = subprocess.run([sys.executable, "-m", "dlvm_mlir.backend.tuning", "info"], capture_output=True,
                           text=True, env=env, check=True).stdout
-    assert "1 entries" in info and "direct-convolution 4x32x16x32x32x3x3" in info
+    assert "1 entries" in info and "direct-convolution 1x32x16x32x32x3x3" in info
     exe = dlvm_mlir.load(tmp_path / "conv.so")
     x = RNG.standard_normal((4, 32, 16, 32)).astype(np.float32)
     k = RNG.standard_normal((32, 32, 3, 3)).astype(np.float32)

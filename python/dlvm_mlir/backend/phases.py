@@ -28,7 +28,7 @@ from .conv_im2col import build_generic
 from .analysis import use_owner
 from .linalg_rewrite import affine_maps, defining_op, ops_where, reassociation, zero_constant
 
-__all__ = ["column_phases", "phase_slice", "phase_split", "strided_slices_as_phases", "zero_padded"]
+__all__ = ["column_phases", "zero_padding", "phase_slice", "phase_split", "strided_slices_as_phases", "zero_padded"]
 
 
 def zero_padded(value: ir.Value, high: list[int], low: list[int] | None = None) -> ir.Value:
@@ -79,7 +79,7 @@ def phase_split(x: ir.Value, strides: tuple[int, int], used: tuple[int, int], ou
     return build_generic([split], out, maps, ["parallel"] * (rank + 2), lambda value, _: value)
 
 
-def _zero_padding(value: ir.Value) -> tuple[ir.Value, list[int], list[int]] | None:
+def zero_padding(value: ir.Value) -> tuple[ir.Value, list[int], list[int]] | None:
     """``(source, low, high)`` when ``value`` is a static ``tensor.pad`` of ``source`` with zeros."""
     op = defining_op(value)
     if op is None or op.name != "tensor.pad" or len(op.operands) != 1:
@@ -98,7 +98,7 @@ def column_phases(x: ir.Value, stride: int, used: int) -> tuple[ir.Value, int]:
     the interior of a zeroed tensor (one copy instead of the pad's and the split's): its
     left padding is rounded up to a multiple of the stride, which shifts the phases by
     ``shift`` columns.  Otherwise ``shift`` is 0 and the first ``used`` phases are copied."""
-    padding = _zero_padding(x)
+    padding = zero_padding(x)
     if padding is None or used < stride or any(padding[1][:-2] + padding[2][:-2]):
         return phase_split(x, (1, stride), (1, used)), 0
     source, low, high = padding
@@ -204,9 +204,9 @@ def _low_zero_pad(pad: ir.Operation, offset: list[int], strides: tuple[int, int]
     """(rows, columns) of zeros that ``pad`` puts before a phase view at ``offset`` (its first
     row and column the phase's first), if it pads with zeros only there and only along the
     last two dimensions, else None."""
-    if _zero_padding(pad.results[0]) is None:
+    if zero_padding(pad.results[0]) is None:
         return None
-    _, low, high = _zero_padding(pad.results[0])
+    _, low, high = zero_padding(pad.results[0])
     if any(high) or any(low[:-2]) or low[-2] > 1 or low[-1] > 1:
         return None
     if (low[-2] and offset[-2] >= strides[0]) or (low[-1] and offset[-1] >= strides[1]):

@@ -1079,7 +1079,11 @@ def apply_op_schedules(
     next_id = len(groups)
     for kernel in kernels:
         nest = nests[kernel.schedule_id]
-        kernel_options = options_for_kernel(kernel.function, nest, target, options, kernel.call)
+        # a kernel in the tasks of a loop already split over the threads runs on one
+        tasks = _parallel_tasks(kernel.call) if kernel.call is not None else 1
+        kernel_options = options_for_kernel(kernel.function, nest, target,
+                                            replace(options, threads=1) if tasks > 1 else options, kernel.call,
+                                            tasks)
         records = _schedule_kernel(kernel, nest, kernel.schedule_id in fused_inits,
                                    kernel.schedule_id in epilogues, next_id, target, kernel_options)
         next_id += len(records)
@@ -1089,6 +1093,19 @@ def apply_op_schedules(
     inline_kernels(module, kernels if options.share_kernels else [])
     strip_schedule_tags(module)
     return [record for schedule_id in sorted(records_by_id) for record in records_by_id[schedule_id]]
+
+
+def _parallel_tasks(op: ir.Operation) -> int:
+    """How many tasks of the ``scf.forall`` loops around ``op`` run it (1: none; a dynamic
+    bound counts as 2)."""
+    tasks = 1
+    parent = op.parent
+    while parent is not None and parent.name != "func.func":
+        if parent.name == "scf.forall":
+            bounds = list(ir.DenseI64ArrayAttr(parent.attributes["staticUpperBound"]))
+            tasks *= math.prod(b if b >= 0 else 2 for b in bounds)
+        parent = parent.parent
+    return tasks
 
 
 def _schedule_kernel(

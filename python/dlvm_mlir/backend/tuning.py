@@ -498,10 +498,11 @@ def _progress(text: str) -> None:
 
 def options_for_kernel(
     function: ir.Operation, nest: LoopNest, target: CpuTarget, options: ScheduleOptions,
-    call: ir.Operation | None = None,
+    call: ir.Operation | None = None, tasks: int = 1,
 ) -> ScheduleOptions:
     """The schedule options of one kernel: the database's, searched first in ``search``
-    mode if it has none and the kernel is worth it (timed by :func:`measure_candidates`).
+    mode if it has none and the kernel is worth it (timed by :func:`measure_candidates`;
+    ``tasks``: the times a parallel loop around it runs it, which its work counts).
     A search that fails (a kernel that takes a scalar) is recorded as the defaults, with
     why, so it is not tried again."""
     if options.tuning == "off":
@@ -518,7 +519,7 @@ def options_for_kernel(
     text = kernel_module(function, call)
     key = kernel_key(text, options, target)
     entry = database.lookup(key)
-    if entry is not None or options.tuning != "search" or nest.iterations < MIN_MULTIPLY_ADDS:
+    if entry is not None or options.tuning != "search" or nest.iterations * tasks < MIN_MULTIPLY_ADDS:
         return tuned_options(options, entry)
     _progress(f"{_describe(nest, kind)} ...")
     try:
