@@ -1990,6 +1990,40 @@ def test_strided_slices_are_views_of_one_phase_copy(shape, slices, strides, dtyp
         np.testing.assert_array_equal(out, x[index])
 
 
+@pytest.mark.parametrize("flat", [True, False])
+def test_phase_copies_read_whole_rows(monkeypatch, flat: bool) -> None:
+    """backend/flat_reads.py: the phase copy reads its input split into column pairs
+    (``[..., 16, 2, 17, 2]``); its vector reads of that view become reads of whole rows of
+    the input (``vector<...x34>``) cast to the split shape, not one 8-byte load per pair.
+    With the rewrite off the split reads stay (the check can fail); both agree with numpy."""
+    from dlvm_mlir.backend import CpuOptions, flat_reads
+
+    monkeypatch.setattr(flat_reads, "FLAT_READS", flat)
+    t, s = "tensor<3x5x32x34xf32>", "tensor<3x5x16x17xf32>"
+    src = f"""func.func @phases(%x: {t}) -> ({s}, {s}) {{
+  %a = tensor.extract_slice %x[0, 0, 0, 0] [3, 5, 16, 17] [1, 1, 2, 2] : {t} to {s}
+  %b = tensor.extract_slice %x[0, 0, 1, 1] [3, 5, 16, 17] [1, 1, 2, 2] : {t} to {s}
+  %e = tensor.empty() : {s}
+  %f = tensor.empty() : {s}
+  %ca = linalg.copy ins(%a : {s}) outs(%e : {s}) -> {s}
+  %cb = linalg.copy ins(%b : {s}) outs(%f : {s}) -> {s}
+  return %ca, %cb : {s}, {s}
+}}
+"""
+    with ir.Context():
+        module = ir.Module.parse(src)
+        lower_to_llvm_cpu(module, threads=1, stop_after="tile-and-vectorize")
+        text = str(module)
+    split_reads = re.findall(r"vector\.transfer_read %expanded.*", text)
+    whole_rows = re.findall(r"vector\.transfer_read %arg0\[.*vector<[0-9x]*34xf32>", text)
+    assert (not split_reads and whole_rows and "vector.shape_cast" in text) == flat, text
+    exe = compile_cpu(src, options=CpuOptions(threads=1), use_cache=False)
+    x = RNG.standard_normal((3, 5, 32, 34)).astype(np.float32)
+    a, b = exe.entry("phases")(x)
+    np.testing.assert_array_equal(a, x[:, :, 0::2, 0::2])
+    np.testing.assert_array_equal(b, x[:, :, 1::2, 1::2])
+
+
 def test_returned_reshapes_write_the_out_parameter(tmp_path: Path) -> None:
     """backend/cpu.py reshaped_results_in_place: a function returning a reshape of a computed
     tensor (AD's interleaved phases, transposed taps) computes it in the caller's buffer,

@@ -92,6 +92,7 @@ from .conv_grouped import grouped_convolutions
 from .linalg_rewrite import defining_op, ops_where
 from .widen_half import widen_half_contractions
 from .conv_direct import direct_convolutions
+from .flat_reads import flat_reads
 from .conv_im2col import im2col_convolutions
 from .conv_kernel_grad import kernel_gradient_convolutions
 from .pooling import tiled_poolings
@@ -397,11 +398,13 @@ def stage_pack(module: ir.Module, options: CpuOptions) -> None:
 def tile_and_vectorize_steps(options: CpuOptions) -> list[Step]:
     """Split large full reductions (so threads can share them), apply the
     per-op transform schedules (outcome: their :class:`OpScheduleRecord`
-    list), then vector cleanups on tensors (a transform script)."""
+    list), then vector cleanups on tensors (a transform script; vector reads of
+    expanded shapes as whole-row reads, :mod:`.flat_reads`)."""
     return [
         Call("split-reductions", lambda module: split_reductions(module, options.schedule)),
         Call("schedules", lambda module: apply_op_schedules(module, options.target, options.schedule)),
         Call("vector-cleanup", lambda module: run_transform_script(module, PRE_BUFFERIZE_CLEANUP)),
+        Call("flat-reads", flat_reads),
         Call("splat-reads", read_splat_writes),
     ]
 
