@@ -150,13 +150,6 @@ NB_MODULE(_dlvm, m) {
       },
       "Counters of the caching allocator.");
   m.def(
-      "call_begin", []() { return dlvmRuntimeCallBegin(); },
-      "Marks the start of a call of compiled code; pass the mark to call_end.");
-  m.def(
-      "call_end", [](uint64_t mark, bool failed) { return dlvmRuntimeCallEnd(mark, failed ? 1 : 0); },
-      nb::arg("mark"), nb::arg("failed"),
-      "Ends a call: after a failed one (and no other call in flight), frees the buffers it left; their count.");
-  m.def(
       "take_failed_allocation", []() { return dlvmRuntimeTakeFailedAllocation(); },
       "The largest allocation the system refused to compiled code since the last call (0: none); resets it.");
   m.def(
@@ -196,7 +189,8 @@ NB_MODULE(_dlvm, m) {
          const std::string &cpu, const std::string &features, int optLevel,
          int codegenOptLevel, int partitions, bool postRAScheduling,
          const std::string &llvmOptions, const std::string &exported,
-         const std::string &metadata, int workers, const std::string &errorSlot) {
+         const std::string &metadata, int workers, const std::string &errorSlot,
+         const std::string &bracketed) {
         DlvmCodegenOptions options;
         options.triple = triple.c_str();
         options.cpu = cpu.c_str();
@@ -220,6 +214,7 @@ NB_MODULE(_dlvm, m) {
         options.metadata = mlirStringRefCreate(metadata.data(), metadata.size());
         options.workers = workers;
         options.errorSlot = errorSlot.c_str();
+        options.bracketed = bracketed.c_str();
         std::vector<std::string> outputs;
         std::string error;
         auto collect = [](MlirStringRef bytes, void *data) {
@@ -243,14 +238,16 @@ NB_MODULE(_dlvm, m) {
       nb::arg("module"), nb::arg("output"), nb::arg("triple"), nb::arg("cpu"),
       nb::arg("features"), nb::arg("opt_level"), nb::arg("codegen_opt_level"), nb::arg("partitions"),
       nb::arg("post_ra_scheduling"), nb::arg("llvm_options"), nb::arg("exported"), nb::arg("metadata"),
-      nb::arg("workers"), nb::arg("error_slot"),
+      nb::arg("workers"), nb::arg("error_slot"), nb::arg("bracketed"),
       "Translates an LLVM-dialect module to LLVM IR (with packed wrappers "
       "`_mlir_<f>` of the C-interface functions), optimizes it and returns "
       "the outputs: object files (one per partition, compiled in parallel), "
       "assembly, LLVM IR text or bitcode. Empty triple/cpu/features: the host. "
       "workers > 0: loading the object reserves that many runtime workers. "
       "error_slot: the i64 global where a failed buffer allocation stores -1 "
-      "and returns from the entry point (empty: allocations unchecked).");
+      "and returns from the entry point (empty: allocations unchecked). "
+      "bracketed: prefixes of the entry points whose calls the runtime's "
+      "dlvmRuntimeCallBegin/End bracket (a failed call's buffers are freed).");
   m.def(
       "optimization_pipeline",
       [](int optLevel) {

@@ -18,10 +18,11 @@
 //
 // Blocks handed out and not yet freed are kept in a list, numbered in the
 // order they were handed out. A call that returns early (a refused buffer, a
-// failed index check) leaves its earlier temporaries there: the Python entry
-// points bracket each call (dlvmRuntimeCallBegin / dlvmRuntimeCallEnd), and
-// after a failed call with no other call in flight the blocks handed out
-// during it are released.
+// failed index check) leaves its earlier temporaries there: every compiled
+// entry point brackets its calls (dlvmRuntimeCallBegin / dlvmRuntimeCallEnd,
+// addCallBrackets in dialect/lib/CAPI/Codegen.cpp), for Python and C callers
+// alike, and after a failed call with no other call in flight the blocks
+// handed out during it are released.
 //===----------------------------------------------------------------------===//
 #include "dlvm-runtime/Runtime.h"
 

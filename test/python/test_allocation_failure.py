@@ -8,6 +8,7 @@ limited (RLIMIT_AS) makes the allocator fail for real."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -147,3 +148,59 @@ def test_a_failed_call_frees_the_buffers_it_allocated(threads: int) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     live_before, live_after, released = map(int, done.stdout.split())
     assert live_after == live_before and released >= 1, done.stdout
+
+
+LEAK_MAIN = r"""#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include "leak.h"
+#include "dlvm-runtime/Runtime.h"
+
+int main(void) {
+  float *x = malloc(sizeof(float) * LEAK_F_GRAD_ARG0_ELEMENTS);
+  float *dx = malloc(sizeof(float) * LEAK_F_GRAD_RESULT0_ELEMENTS);
+  float ds;
+  for (int i = 0; i < LEAK_F_GRAD_ARG0_ELEMENTS; ++i) x[i] = -20.0f;
+  dlvmRuntimeTrimBuffers();
+  DlvmBufferStats before, after;
+  dlvmRuntimeBufferStats(&before);
+  char line[256];
+  long long mapped = 0;
+  FILE *status = fopen("/proc/self/status", "r");
+  while (fgets(line, sizeof line, status))
+    if (strncmp(line, "VmSize:", 7) == 0) mapped = atoll(line + 7) << 10;
+  fclose(status);
+  struct rlimit limit;
+  getrlimit(RLIMIT_AS, &limit);
+  limit.rlim_cur = mapped + (48ll << 20);
+  setrlimit(RLIMIT_AS, &limit);
+  int failed = leak_f_grad(x, 0.5f, 1.0f, dx, &ds);
+  dlvmRuntimeBufferStats(&after);
+  printf("%d %llu %llu %llu\n", failed, (unsigned long long)before.liveBlocks,
+         (unsigned long long)after.liveBlocks, (unsigned long long)(after.released - before.released));
+  return 0;
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")
+def test_a_c_callers_failed_call_frees_its_buffers(tmp_path) -> None:
+    """The same refused tape, called from C through dlvm-compile's header: the call returns
+    -1 and the buffer it saved is freed, since every entry point brackets its calls for the
+    runtime (artifact.BRACKETED, addCallBrackets in dialect/lib/CAPI/Codegen.cpp); before,
+    only Python's calls were bracketed and a C caller leaked it."""
+    from dlvm_mlir.backend.artifact import runtime_library
+
+    (tmp_path / "leak.mlir").write_text(LEAKING)
+    (tmp_path / "main.c").write_text(LEAK_MAIN)
+    assert dlvm_compile([str(tmp_path / "leak.mlir"), "-o", str(tmp_path / "libleak.so"), "--header",
+                         str(tmp_path / "leak.h"), "--entry", "f_grad", "--threads", "1"]) == 0
+    runtime = runtime_library().parent
+    subprocess.run(["cc", "-O2", "-Wall", "-Werror", "main.c", "-o", "main", f"-I{runtime / 'include'}", "-L.",
+                    "-lleak", f"-L{runtime}", "-ldlvm_runtime", "-Wl,-rpath,$ORIGIN", f"-Wl,-rpath,{runtime}"],
+                   cwd=tmp_path, check=True, capture_output=True, text=True)
+    done = subprocess.run([str(tmp_path / "main")], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    failed, live_before, live_after, released = map(int, done.stdout.split())
+    assert failed == -1 and live_after == live_before and released >= 1, done.stdout

@@ -53,6 +53,10 @@ typedef struct {
                          // where a failed buffer allocation stores -1; the
                          // function returns at once, and so does each caller
                          // of a function that may fail (empty: no checks)
+  const char *bracketed; // comma-separated prefixes of the entry points whose
+                         // calls dlvmRuntimeCallBegin / dlvmRuntimeCallEnd
+                         // bracket (libdlvm_runtime.so frees a failed call's
+                         // buffers); only with errorSlot (empty: none)
 } DlvmCodegenOptions;
 
 /// Compiles `module` (LLVM dialect, plus any dialect with a registered LLVM IR

@@ -252,6 +252,68 @@ void addAllocationChecks(llvm::Module &module, llvm::StringRef slotName) {
   }
 }
 
+/// Each defined function whose name starts with one of `prefixes` (the entry
+/// points a caller, Python or C, calls) becomes a bracket around its former
+/// body, now an internal function: `dlvmRuntimeCallBegin` before it and
+/// `dlvmRuntimeCallEnd(mark, slot != 0)` after it, so that the caching
+/// allocator frees the buffers a failed call left allocated (it returns early,
+/// see addAllocationChecks, which must run first: the bracket itself never
+/// returns early).
+void addCallBrackets(llvm::Module &module, llvm::StringRef prefixes,
+                     llvm::StringRef slotName) {
+  llvm::SmallVector<llvm::StringRef> names;
+  prefixes.split(names, ',', -1, false);
+  llvm::GlobalVariable *slot = module.getGlobalVariable(slotName);
+  if (!slot || names.empty())
+    return;
+  std::vector<llvm::Function *> entries;
+  for (llvm::Function &function : module)
+    if (!function.isDeclaration() &&
+        llvm::any_of(names, [&](llvm::StringRef prefix) {
+          return function.getName().starts_with(prefix);
+        }))
+      entries.push_back(&function);
+  if (entries.empty())
+    return;
+  llvm::LLVMContext &context = module.getContext();
+  llvm::IRBuilder<> builder(context);
+  llvm::IntegerType *i64 = builder.getInt64Ty();
+  llvm::FunctionCallee begin = module.getOrInsertFunction(
+      "dlvmRuntimeCallBegin", llvm::FunctionType::get(i64, false));
+  llvm::FunctionCallee end = module.getOrInsertFunction(
+      "dlvmRuntimeCallEnd",
+      llvm::FunctionType::get(i64, {i64, builder.getInt32Ty()}, false));
+  for (llvm::Function *entry : entries) {
+    auto *body = llvm::Function::Create(entry->getFunctionType(),
+                                        llvm::GlobalValue::InternalLinkage,
+                                        entry->getName() + ".body", module);
+    body->copyAttributesFrom(entry);
+    body->setLinkage(llvm::GlobalValue::InternalLinkage);
+    body->setVisibility(llvm::GlobalValue::DefaultVisibility);
+    body->splice(body->begin(), entry);
+    for (auto [from, to] : llvm::zip(entry->args(), body->args())) {
+      from.replaceAllUsesWith(&to);
+      to.takeName(&from);
+    }
+    builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", entry));
+    llvm::Value *mark = builder.CreateCall(begin);
+    llvm::SmallVector<llvm::Value *> arguments;
+    for (llvm::Argument &argument : entry->args())
+      arguments.push_back(&argument);
+    llvm::CallInst *result = builder.CreateCall(body, arguments);
+    llvm::LoadInst *code = builder.CreateAlignedLoad(i64, slot, llvm::Align(8));
+    code->setAtomic(llvm::AtomicOrdering::Monotonic);
+    llvm::Value *failed = builder.CreateZExt(
+        builder.CreateICmpNE(code, llvm::ConstantInt::get(i64, 0)),
+        builder.getInt32Ty());
+    builder.CreateCall(end, {mark, failed});
+    if (entry->getReturnType()->isVoidTy())
+      builder.CreateRetVoid();
+    else
+      builder.CreateRet(result);
+  }
+}
+
 /// Definitions whose names start with none of `exported` become hidden:
 /// a loaded object exports its entry points and metadata only.
 void hideInternals(llvm::Module &module, llvm::StringRef exported) {
@@ -481,8 +543,11 @@ MlirLogicalResult dlvmCodegen(MlirModule module, DlvmCodegenOptions options,
   llvmModule->setTargetTriple(target.triple);
   llvmModule->setDataLayout(machine->createDataLayout());
   addPackedWrappers(*llvmModule);
-  if (options.errorSlot && *options.errorSlot)
+  if (options.errorSlot && *options.errorSlot) {
     addAllocationChecks(*llvmModule, options.errorSlot);
+    if (options.bracketed && *options.bracketed)
+      addCallBrackets(*llvmModule, options.bracketed, options.errorSlot);
+  }
   addMetadata(*llvmModule, unwrap(options.metadata));
   if (options.workers > 0)
     addWorkerReservation(*llvmModule, options.workers);

@@ -64,6 +64,11 @@ EXPORTED = (
     ERROR_GLOBAL,
 )
 
+#: the entry points that bracket their calls for the runtime (``dlvmRuntimeCallBegin`` /
+#: ``dlvmRuntimeCallEnd``: a call that failed, from Python or from C through the header,
+#: has the buffers it left freed); the packed wrappers call these
+BRACKETED = "_mlir_ciface_" + ENTRY_PREFIX
+
 OUTPUTS = ("obj", "asm", "llvm", "bc")
 
 
@@ -91,7 +96,7 @@ def machine_code(
             module, output, "", options.cpu, options.features, options.opt_level, options.codegen_opt_level,
             max(1, options.partitions) if output == "obj" else 1,
             options.post_ra_scheduling, options.llvm_options, ",".join(EXPORTED), info.to_json() if info else "", workers,
-            ERROR_GLOBAL,
+            ERROR_GLOBAL, BRACKETED,
         )
     except RuntimeError as exc:
         raise ExecutionError(f"LLVM code generation failed: {exc}") from exc

@@ -484,13 +484,9 @@ class _EntryPoint:
         first_output = len(arrays)
         outputs = [_empty(spec.shape or (), spec.dtype) for spec in sig.results]
         arrays += outputs
-        # a call that fails returns early, leaving the buffers it allocated: the runtime
-        # frees them (when no other call is in flight)
-        mark = _dlvm.call_begin()
-        try:
-            _dlvm.invoke(self._address, state.address, state.descriptors, arrays, first_output)
-        finally:
-            _dlvm.call_end(mark, self._errors.failed())
+        # (a call that fails returns early, leaving the buffers it allocated: the entry point
+        # brackets itself for the runtime, which frees them; artifact.BRACKETED)
+        _dlvm.invoke(self._address, state.address, state.descriptors, arrays, first_output)
         self._errors.raise_if_failed(sig.name)
         if not outputs:
             return None
