@@ -980,3 +980,23 @@ def test_argmax_of_an_empty_axis_with_a_dynamic_result_verifies() -> None:
     static = dynamic.replace("?", "3")
     with pytest.raises(DLVMError, match=r"finding\.mlir:2:8: .*axis 0 is empty"):
         dlvm_mlir.compiler.lower(static, until="ad", filename=FILE)
+
+
+def test_a_lowering_pass_reports_its_failure_at_a_line():
+    """dlvm-fuzz seed 7777: ``dlvm-cpu-pipeline`` run as a pass on an op it cannot lower (a
+    dynamically shaped concatenation) reported its summary at the module's location,
+    ``file:0:0``, before the located errors; the summary is now at the first of them."""
+    from dlvm_mlir.parsing import parse_module
+    from dlvm_mlir.passes import run_pipeline
+
+    text = """func.func @f(%a: tensor<3x?xf32>, %b: tensor<3x2xf32>) -> tensor<3x?xf32> {
+  %0 = dlvm.concatenate %a, %b axis 1 : tensor<3x?xf32>, tensor<3x2xf32>
+  return %0 : tensor<3x?xf32>
+}
+"""
+    module = parse_module(text, dlvm_mlir.make_context(), FILE)
+    with pytest.raises(DLVMError) as info:
+        run_pipeline(module, "builtin.module(dlvm-cpu-pipeline)", reproducer=False)
+    message = str(info.value)
+    assert f"{FILE}:2:8: error: dlvm-cpu-pipeline: " in message and f"{FILE}:0:0" not in message, message
+    assert "statically shaped" in message, message

@@ -114,14 +114,18 @@ def _diagnostics_of(exc: BaseException) -> list[Diagnostic]:
 def report_failure(pass_: ModulePass, module: ir.Operation, what: str, exc: BaseException) -> None:
     """Report ``exc`` from a stage run by :func:`run_in_private_context` as errors.
 
-    One error at ``module`` (``what: first line of the exception``), then each
-    error diagnostic the exception carries at its original position.
+    One error (``what: first line of the exception``) at the exception's source position,
+    else at its first located diagnostic's (the module's own location is the file's
+    line 0), else at ``module``; then each error diagnostic the exception carries at its
+    original position.
     """
     where = getattr(exc, "location", None)  # ExecutionError's source position
     message = getattr(exc, "message", None) if where is not None else str(exc)
     first_line = message.splitlines()[0] if message else type(exc).__name__
-    pass_.emit_error(_at(module, where), f"{what}: {first_line}")
-    for diag in _diagnostics_of(exc):
+    diagnostics = _diagnostics_of(exc)
+    anchor = where or next((d.location for d in diagnostics if d.location is not None), None)
+    pass_.emit_error(_at(module, anchor), f"{what}: {first_line}")
+    for diag in diagnostics:
         pass_.emit_error(_at(module, diag.location), diag.message)
 
 
