@@ -36,7 +36,8 @@ and ``dlvm-cpu-pipeline`` hands them to the pass manager one by one, so that
 ``pack``
     f16 inputs of f32-accumulating contractions are extended to f32 copies
     (:mod:`dlvm_mlir.backend.widen_half`); convolutions become direct
-    convolutions (strided ones by phases), lane-wise kernel-gradient sums,
+    convolutions (strided ones by phases; those of a padded argument image by
+    image in a parallel loop), lane-wise kernel-gradient sums,
     im2col contractions or per-tap multiply-adds; pooling windows that tile
     their input become reductions of a reshaped input; the B operand of large
     contractions is copied into contiguous panels of the register-tile width
@@ -47,7 +48,8 @@ and ``dlvm-cpu-pipeline`` hands them to the pass manager one by one, so that
     per-op transform-dialect schedules (:mod:`dlvm_mlir.backend.schedule`):
     thread split with ``scf.forall``, cache and register tiles, peeling of
     partial tiles, vectorization; then loop-invariant accumulators (a
-    matmul's register tile of C) become loop-carried vectors.
+    matmul's register tile of C) become loop-carried vectors, and vector reads
+    of expanded shapes read whole rows (:mod:`dlvm_mlir.backend.flat_reads`).
 ``bufferize``
     CFG loops lifted to ``scf`` and poison tensors zeroed (what bufferization
     and deallocation accept), One-Shot Bufferize over function boundaries,
