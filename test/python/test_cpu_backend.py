@@ -1616,21 +1616,28 @@ def _copied_elements(packed: str) -> list[int]:
             for shape in re.findall(r"linalg\.copy .*? ins\(%\w+ : tensor<([0-9x]+)xf32>\)", packed)]
 
 
+def _stride2_gradient(filters: int, gradient: str) -> str:
+    """A 3x3 stride-2 convolution (padding 1) of ``x: 2x8x20x36`` with ``filters`` filters,
+    seeded by ``dy``, and its gradient ``@dx`` (input) or ``@dk`` (kernel)."""
+    x, k, y = "tensor<2x8x20x36xf32>", f"tensor<{filters}x8x3x3xf32>", f"tensor<2x{filters}x10x18xf32>"
+    wrt, result = (0, x) if gradient == "dx" else (1, k)
+    return f"""func.func @seeded(%x: {x}, %k: {k}, %dy: {y}) -> tensor<f32> {{
+  %y = dlvm.convolve %x, %k strides [2, 2] padding [1, 1, 1, 1] : {x}, {k}
+  %p = dlvm.mul %y, %dy : {y}, {y}
+  %s = dlvm.reduce add %p dims [0, 1, 2, 3] : {y}
+  return %s : tensor<f32>
+}}
+func.func private @{gradient}({x}, {k}, {y}) -> {result}
+    attributes {{dlvm.gradient = #dlvm.gradient<of @seeded wrt [{wrt}]>}}
+"""
+
+
 def test_a_strided_kernel_gradient_pads_its_phases_in_place(tmp_path: Path) -> None:
     """backend/phases.py: AD pads three of the four phases of a stride-2 convolution's input
     for its kernel gradient; the phase copy keeps a zero row and column before each phase, and
     the pads are views of it (each was a fill and a copy of the phase). Against numpy in
     float64."""
-    src = """func.func @seeded(%x: tensor<2x8x20x36xf32>, %k: tensor<16x8x3x3xf32>, %dy: tensor<2x16x10x18xf32>) -> tensor<f32> {
-  %y = dlvm.convolve %x, %k strides [2, 2] padding [1, 1, 1, 1] : tensor<2x8x20x36xf32>, tensor<16x8x3x3xf32>
-  %p = dlvm.mul %y, %dy : tensor<2x16x10x18xf32>, tensor<2x16x10x18xf32>
-  %s = dlvm.reduce add %p dims [0, 1, 2, 3] : tensor<2x16x10x18xf32>
-  return %s : tensor<f32>
-}
-func.func private @dk(tensor<2x8x20x36xf32>, tensor<16x8x3x3xf32>, tensor<2x16x10x18xf32>) -> tensor<16x8x3x3xf32>
-    attributes {dlvm.gradient = #dlvm.gradient<of @seeded wrt [1]>}
-"""
-    linalg_src, packed = _packed(src, tmp_path)
+    linalg_src, packed = _packed(_stride2_gradient(16, "dk"), tmp_path)
     packed = packed[packed.index("func.func @dlvm_dk"):]  # the gradient (the forward pads x once)
     copied = _copied_elements(packed)
     assert not [n for n in copied if n > 1000], packed  # no phase is padded by a copy
@@ -1652,16 +1659,7 @@ def test_stacked_phases_are_computed_in_place(tmp_path: Path) -> None:
     gradient as insertions of reshapes that add a unit dimension; each phase's convolution
     writes into the stacked tensor (no copy of a phase), and the gradient agrees with numpy
     in float64."""
-    src = """func.func @seeded(%x: tensor<2x8x20x36xf32>, %k: tensor<6x8x3x3xf32>, %dy: tensor<2x6x10x18xf32>) -> tensor<f32> {
-  %y = dlvm.convolve %x, %k strides [2, 2] padding [1, 1, 1, 1] : tensor<2x8x20x36xf32>, tensor<6x8x3x3xf32>
-  %p = dlvm.mul %y, %dy : tensor<2x6x10x18xf32>, tensor<2x6x10x18xf32>
-  %s = dlvm.reduce add %p dims [0, 1, 2, 3] : tensor<2x6x10x18xf32>
-  return %s : tensor<f32>
-}
-func.func private @dx(tensor<2x8x20x36xf32>, tensor<6x8x3x3xf32>, tensor<2x6x10x18xf32>) -> tensor<2x8x20x36xf32>
-    attributes {dlvm.gradient = #dlvm.gradient<of @seeded wrt [0]>}
-"""
-    linalg_src, packed = _packed(src, tmp_path)
+    linalg_src, packed = _packed(_stride2_gradient(6, "dx"), tmp_path)
     # the one copy of an image-sized tensor left pads the cotangent (the others pad the 3x3
     # filters to whole phases); the four phases are no longer copied
     copied = _copied_elements(packed)

@@ -275,20 +275,19 @@ def _rewrite(op: ir.Operation, lanes: int, threads: int) -> None:
     with ir.InsertionPoint(replaced), op.location:
         if widened:
             result = _widened(x, w, init, dilations, lanes)
-        elif padding is not None and strides == [1, 1]:
-            filters = _filters(w)
-            result = _image_by_image(*padding, init, lambda padded, part: _direct(padded, w, part, dilations,
-                                                                                  filters=filters),
-                                     op.results[0], consumer)
-        elif padding is not None:
-            phase_filters = _phase_filters(w, strides)
-            result = _image_by_image(*padding, init, lambda padded, part: _by_phases(padded, w, part, strides,
-                                                                                     phase_filters),
-                                     op.results[0], consumer)
-        elif strides == [1, 1]:
-            result = _direct(x, w, init, dilations)
         else:
-            result = _by_phases(x, w, init, strides)
+            if strides == [1, 1]:
+                filters = _filters(w)
+
+                def convolve(image: ir.Value, acc: ir.Value) -> ir.Value:
+                    return _direct(image, w, acc, dilations, filters=filters)
+            else:
+                phase_filters = _phase_filters(w, strides)
+
+                def convolve(image: ir.Value, acc: ir.Value) -> ir.Value:
+                    return _by_phases(image, w, acc, strides, phase_filters)
+            result = (convolve(x, init) if padding is None else
+                      _image_by_image(*padding, init, convolve, op.results[0], consumer))
     replaced.results[0].replace_all_uses_with(result)
     if consumer is not None:
         consumer.erase()

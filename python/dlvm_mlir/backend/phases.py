@@ -28,7 +28,7 @@ from .conv_im2col import build_generic
 from .analysis import use_owner
 from .linalg_rewrite import affine_maps, defining_op, ops_where, reassociation, zero_constant
 
-__all__ = ["column_phases", "zero_padding", "phase_slice", "phase_split", "strided_slices_as_phases", "zero_padded"]
+__all__ = ["column_phases", "phase_slice", "phase_split", "strided_slices_as_phases", "zero_padded", "zero_padding"]
 
 
 def zero_padded(value: ir.Value, high: list[int], low: list[int] | None = None) -> ir.Value:
@@ -186,8 +186,8 @@ def strided_slices_as_phases(module: ir.Module) -> int:
                     view = phase_slice(phases, strides, offset[:-2] + [offset[-2] + halo[0] * strides[0],
                                                                        offset[-1] + halo[1] * strides[1]], sizes)
                 for pad in [use_owner(use) for use in op.results[0].uses] if any(halo) else []:
-                    if pad.name == "tensor.pad" and _low_zero_pad(pad, offset, strides) is not None:
-                        low = _low_zero_pad(pad, offset, strides)
+                    low = _low_zero_pad(pad, offset, strides) if pad.name == "tensor.pad" else None
+                    if low is not None:
                         padded = list(ir.RankedTensorType(pad.results[0].type).shape)
                         with ir.InsertionPoint(pad), pad.location:
                             wide = phase_slice(phases, strides, offset[:-2] + [
@@ -204,9 +204,10 @@ def _low_zero_pad(pad: ir.Operation, offset: list[int], strides: tuple[int, int]
     """(rows, columns) of zeros that ``pad`` puts before a phase view at ``offset`` (its first
     row and column the phase's first), if it pads with zeros only there and only along the
     last two dimensions, else None."""
-    if zero_padding(pad.results[0]) is None:
+    padding = zero_padding(pad.results[0])
+    if padding is None:
         return None
-    _, low, high = zero_padding(pad.results[0])
+    _, low, high = padding
     if any(high) or any(low[:-2]) or low[-2] > 1 or low[-1] > 1:
         return None
     if (low[-2] and offset[-2] >= strides[0]) or (low[-1] and offset[-1] >= strides[1]):
