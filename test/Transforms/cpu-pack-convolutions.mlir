@@ -94,6 +94,26 @@ func.func @seeded32(%x: tensor<2x4x8x8xf32>, %k: tensor<32x4x3x3xf32>, %dy: tens
 func.func private @dk32(tensor<2x4x8x8xf32>, tensor<32x4x3x3xf32>, tensor<2x32x8x8xf32>) -> tensor<32x4x3x3xf32>
     attributes {dlvm.gradient = #dlvm.gradient<of @seeded32 wrt [1]>}
 
+// With 4 images on 2 threads, the images are split in two parts (a reshape of
+// the padded input and of the transposed cotangent), each summed into its own
+// partial gradient by a leading parallel loop; the transpose to the filter's
+// layout adds the parts.
+// CHECK-LABEL: func.func @dlvm_dk_parts
+// CHECK: tensor.expand_shape {{.*}} into tensor<2x2x4x10x10xf32>
+// CHECK: tensor.expand_shape {{.*}} into tensor<2x2x8x8x32xf32>
+// CHECK: linalg.generic {{.*}}["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]{{.*}} outs(%{{.*}} : tensor<2x4x3x3x32xf32>) attrs = {dlvm.schedule_hint = "kernel-gradient-filters"}
+// CHECK: math.fma
+// CHECK: linalg.generic {{.*}}["parallel", "parallel", "parallel", "parallel", "reduction"]{{.*}} ins(%{{.*}} : tensor<2x4x3x3x32xf32>)
+// CHECK: arith.addf
+func.func @seeded_parts(%x: tensor<4x4x8x8xf32>, %k: tensor<32x4x3x3xf32>, %dy: tensor<4x32x8x8xf32>) -> tensor<f32> {
+  %y = dlvm.convolve %x, %k padding [1, 1, 1, 1] : tensor<4x4x8x8xf32>, tensor<32x4x3x3xf32>
+  %p = dlvm.mul %y, %dy : tensor<4x32x8x8xf32>, tensor<4x32x8x8xf32>
+  %s = dlvm.reduce add %p dims [0, 1, 2, 3] : tensor<4x32x8x8xf32>
+  return %s : tensor<f32>
+}
+func.func private @dk_parts(tensor<4x4x8x8xf32>, tensor<32x4x3x3xf32>, tensor<4x32x8x8xf32>) -> tensor<32x4x3x3xf32>
+    attributes {dlvm.gradient = #dlvm.gradient<of @seeded_parts wrt [1]>}
+
 // 2x2/2 max pooling reads its input reshaped to [n, 1, c, 1, oh, 2, ow, 2].
 // CHECK-LABEL: func.func @dlvm_pool
 // CHECK: tensor.expand_shape {{.*}} into tensor<2x1x8x1x16x2x16x2xf32>

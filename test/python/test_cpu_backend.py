@@ -2108,7 +2108,8 @@ def test_kernel_gradients_without_im2col(n, c, f, h, w, pad, dtype, form) -> Non
 func.func private @dk({xt}, {kt}, {yt}) -> {kt} attributes {{dlvm.gradient = #dlvm.gradient<of @seeded wrt [1]>}}
 """
     exe = compile_cpu(str(lower(src, until="linalg")), options=CpuOptions(), use_cache=False)
-    forms = [{7: "filters", 8: "lanes"}[len(r.ranges)] for r in exe.lowering.schedules if r.plan.kind == "kernel-gradient"]
+    forms = [{"kernel-gradient-filters": "filters", "kernel-gradient": "lanes"}[r.hint]
+             for r in exe.lowering.schedules if r.plan.kind == "kernel-gradient"]
     # (a forward convolution with few output pixels takes the same form)
     assert (form in forms) if form else not forms, exe.lowering.schedules
     assert all(r.applied for r in exe.lowering.schedules), exe.lowering.schedules
@@ -2124,6 +2125,58 @@ func.func private @dk({xt}, {kt}, {yt}) -> {kt} attributes {{dlvm.gradient = #dl
     tol = {"f64": 1e-12, "f32": 1e-4, "f16": 3e-2}[dtype]
     got = exe.entry("dk")(x, kern, dy).astype(np.float64)
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
+
+
+def _kernel_gradient_source(n: int, c: int, f: int, h: int, w: int, stride: int, dtype: str) -> tuple[str, int, int]:
+    """A 3x3 convolution (padding 1) whose kernel gradient is ``@dk``; its output size."""
+    oh, ow = (h - 1) // stride + 1, (w - 1) // stride + 1
+    xt, kt, yt = f"tensor<{n}x{c}x{h}x{w}x{dtype}>", f"tensor<{f}x{c}x3x3x{dtype}>", f"tensor<{n}x{f}x{oh}x{ow}x{dtype}>"
+    return f"""func.func @seeded(%x: {xt}, %k: {kt}, %dy: {yt}) -> tensor<{dtype}> {{
+  %y = dlvm.convolve %x, %k strides [{stride}, {stride}] padding [1, 1, 1, 1] : {xt}, {kt}
+  %p = dlvm.mul %y, %dy : {yt}, {yt}
+  %s = dlvm.reduce add %p dims [0, 1, 2, 3] : {yt}
+  return %s : tensor<{dtype}>
+}}
+func.func private @dk({xt}, {kt}, {yt}) -> {kt} attributes {{dlvm.gradient = #dlvm.gradient<of @seeded wrt [1]>}}
+""", oh, ow
+
+
+@pytest.mark.parametrize("n,c,f,h,w,stride,threads,parts", [
+    (4, 13, 32, 6, 16, 1, 2, 2),    # 2 images per part; 13 channels = 2 x 6 + 1
+    (6, 7, 90, 5, 17, 1, 2, 2),     # 3 images per part (chunks of 2 + 1); 90 filters padded to 96
+    (9, 6, 16, 8, 8, 1, 3, 3),      # 3 threads, 3 parts
+    (4, 6, 48, 9, 33, 2, 2, 2),     # stride 2: each phase's kernel gradient is split
+    (5, 6, 32, 6, 16, 1, 2, 1),     # 5 images do not divide between 2 threads: split over the channels
+    (2, 6, 32, 6, 16, 1, 2, 1),     # one image per thread: too few for a part
+    (8, 6, 32, 6, 16, 1, 1, 1),     # one thread
+])
+def test_a_kernel_gradient_along_the_filters_splits_its_images(n, c, f, h, w, stride, threads, parts) -> None:
+    """conv_kernel_grad.image_parts: with several threads, a kernel gradient along the filters
+    sums one part of the images per thread (a leading parallel loop, one task each), and its
+    transpose to the filter's layout adds the parts; where the images do not divide (or are
+    too few) the threads split the channels as before.  Checked against numpy in float64."""
+    from dlvm_mlir.backend import CpuOptions
+
+    src, oh, ow = _kernel_gradient_source(n, c, f, h, w, stride, "f32")
+    exe = compile_cpu(str(lower(src, until="linalg")), options=CpuOptions(threads=threads), use_cache=False)
+    records = [r for r in exe.lowering.schedules if r.hint == "kernel-gradient-filters"]
+    assert records and all(r.applied for r in records), exe.lowering.schedules
+    for r in records:
+        if parts > 1:
+            assert len(r.ranges) == 8 and r.ranges[0] == parts and r.plan.thread_tiles[0] == 1, r
+        else:
+            assert len(r.ranges) == 7, r
+    x = RNG.standard_normal((n, c, h, w)).astype(np.float32)
+    kern = RNG.standard_normal((f, c, 3, 3)).astype(np.float32)
+    dy = RNG.standard_normal((n, f, oh, ow)).astype(np.float32)
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    want = np.empty((f, c, 3, 3))
+    for i in range(3):
+        for j in range(3):
+            window = xp[:, :, i:i + stride * (oh - 1) + 1:stride, j:j + stride * (ow - 1) + 1:stride]
+            want[:, :, i, j] = np.einsum("nfhw,nchw->fc", dy.astype(np.float64), window)
+    got = exe.entry("dk")(x, kern, dy).astype(np.float64)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
 
 
 @pytest.mark.parametrize("n,c,h,w,k,strides,dilation,padding,dtype", [

@@ -64,6 +64,10 @@ __all__ = ["kernel_gradient_convolutions"]
 GROUPED = "linalg.conv_2d_ngchw_gfchw"
 #: fewest input channels (the kernel-gradient convolution's batch) for the form along the filters
 MIN_FILTER_FORM_CHANNELS = 6
+#: split a kernel gradient along the filters over its images, one part per thread
+IMAGE_PARTS = True
+#: fewest images per part
+MIN_PART_IMAGES = 2
 
 
 def _form(op: ir.Operation, target: CpuTarget) -> tuple[str, int] | None:
@@ -159,6 +163,16 @@ def _split_rows(value: ir.Value, lanes: int) -> ir.Value:
                                new_shape)
 
 
+def _split_dim(value: ir.Value, dim: int, parts: int) -> ir.Value:
+    """``value`` with dimension ``dim`` split into ``[parts, n / parts]`` (a reshape)."""
+    source = ir.RankedTensorType(value.type)
+    shape = list(source.shape)
+    new_shape = shape[:dim] + [parts, shape[dim] // parts] + shape[dim + 1:]
+    groups = [[d] for d in range(dim)] + [[dim, dim + 1]] + [[d + 1] for d in range(dim + 1, len(shape))]
+    return tensor.expand_shape(ir.RankedTensorType.get(new_shape, source.element_type), value,
+                               reassociation(groups), [], new_shape)
+
+
 def _rewrite(op: ir.Operation, lanes: int) -> None:
     x, k, init = op.operands[0], op.operands[1], op.operands[2]
     shape = list(ir.RankedTensorType(init.type).shape)
@@ -191,20 +205,39 @@ def _rewrite(op: ir.Operation, lanes: int) -> None:
     op.erase()
 
 
-def _rewrite_along_filters(op: ir.Operation, lanes: int) -> None:
+def image_parts(images: int, threads: int) -> int:
+    """How many parts of the images a kernel gradient along the filters sums separately
+    (1: not split): one per thread where the images divide evenly, each part at least
+    :data:`MIN_PART_IMAGES` images."""
+    if not IMAGE_PARTS or threads < 2 or images % threads or images // threads < MIN_PART_IMAGES:
+        return 1
+    return threads
+
+
+def _rewrite_along_filters(op: ir.Operation, lanes: int, threads: int) -> None:
     """``dk[b, f, i, j] = sum_{q, u, v} x[b, q, i + u, j + v] * dyT[q, u, v, f]``, transposed
     to ``init``'s layout (the module docstring's first form).  The filters are padded with
     zeros to whole vectors (90 filters: 96), whose tiles vectorize where a remainder of a
-    few filters did not (one core, 90 -> 90 channels at 16x16: 58 -> 95 GFLOP/s)."""
+    few filters did not (one core, 90 -> 90 channels at 16x16: 58 -> 95 GFLOP/s).  With
+    several threads the images are split into :func:`image_parts` parts, a parallel loop
+    ``p`` of partial gradients ``out[p, b, i, j, f]`` summed by the transpose."""
     x, k, init = op.operands[0], op.operands[1], op.operands[2]
     b, f, oh, ow = ir.RankedTensorType(init.type).shape
     _, q, u, v = ir.RankedTensorType(k.type).shape
     element = ir.RankedTensorType(init.type).element_type
     padded = -(-f // lanes) * lanes
-    db, di, dj, df, dq, du, dv = (ir.AffineDimExpr.get(i) for i in range(7))
+    parts = image_parts(q, threads)
+    split = parts > 1
+    rank = 7 + split
+    dims = [ir.AffineDimExpr.get(i) for i in range(rank)]
+    db, di, dj, df, dq, du, dv = dims[split:]
+    image = dims[:split] + [dq]  # the image (its part and its index in the part)
     with ir.InsertionPoint(op), op.location:
         zero = arith.constant(element, 0.0)
         x_value, x_exprs = _through_transpose(x, [db, dq, di + du, dj + dv])
+        if split:
+            at = x_exprs.index(dq)
+            x_value, x_exprs = _split_dim(x_value, at, parts), x_exprs[:at] + image + x_exprs[at + 1:]
         # dyT[q, u, v, f] = k[f, q, u, v], read through AD's transpose of the cotangent
         e = [ir.AffineDimExpr.get(i) for i in range(4)]
         k_value, k_exprs = _through_transpose(k, [e[3], e[0], e[1], e[2]])
@@ -217,31 +250,40 @@ def _rewrite_along_filters(op: ir.Operation, lanes: int) -> None:
                             ["parallel"] * 4, lambda value, _: value)
         if padded != f:
             dyt = tensor.insert_slice(dyt, whole, [], [], [], [0] * 4, [q, u, v, f], [1] * 4)
-        acc = linalg.fill(zero, outs=[tensor.EmptyOp([b, oh, ow, padded], element).result])
-        maps = affine_maps(ir.AffineMap.get(7, 0, x_exprs), ir.AffineMap.get(7, 0, [dq, du, dv, df]),
-                           ir.AffineMap.get(7, 0, [db, di, dj, df]))
-        out = build_generic([x_value, dyt], acc, maps, ["parallel"] * 4 + ["reduction"] * 3,
+        if split:
+            dyt = _split_dim(dyt, 0, parts)
+        lead = [parts] if split else []
+        acc = linalg.fill(zero, outs=[tensor.EmptyOp(lead + [b, oh, ow, padded], element).result])
+        maps = affine_maps(ir.AffineMap.get(rank, 0, x_exprs), ir.AffineMap.get(rank, 0, image + [du, dv, df]),
+                           ir.AffineMap.get(rank, 0, dims[:split] + [db, di, dj, df]))
+        out = build_generic([x_value, dyt], acc, maps, ["parallel"] * (4 + split) + ["reduction"] * 3,
                             lambda pixel, gradient, a: math.fma(pixel, gradient, a))
         out.owner.attributes[SCHEDULE_HINT_ATTR] = ir.StringAttr.get("kernel-gradient-filters")
         if padded != f:
-            out = tensor.extract_slice(ir.RankedTensorType.get([b, oh, ow, f], element), out, [], [], [],
-                                       [0] * 4, [b, oh, ow, f], [1] * 4)
-        g = [ir.AffineDimExpr.get(i) for i in range(4)]  # b, f, i, j
-        total = build_generic([out], init, affine_maps(ir.AffineMap.get(4, 0, [g[0], g[2], g[3], g[1]]),
-                                                       ir.AffineMap.get_identity(4)),
-                              ["parallel"] * 4, lambda value, _: value)
+            out = tensor.extract_slice(ir.RankedTensorType.get(lead + [b, oh, ow, f], element), out, [], [], [],
+                                       [0] * (4 + split), lead + [b, oh, ow, f], [1] * (4 + split))
+        # the filter's layout (and the sum of the parts): loops b, f, i, j (| p)
+        g = [ir.AffineDimExpr.get(i) for i in range(4 + split)]
+        source = g[4:] + [g[0], g[2], g[3], g[1]]
+        if split:
+            total = build_generic([out], init, affine_maps(ir.AffineMap.get(5, 0, source), ir.AffineMap.get(5, 0, g[:4])),
+                                  ["parallel"] * 4 + ["reduction"], lambda value, a: arith.addf(a, value))
+        else:
+            total = build_generic([out], init, affine_maps(ir.AffineMap.get(4, 0, source), ir.AffineMap.get_identity(4)),
+                                  ["parallel"] * 4, lambda value, _: value)
     op.results[0].replace_all_uses_with(total)
     op.erase()
 
 
-def kernel_gradient_convolutions(module: ir.Module, target: CpuTarget) -> int:
-    """Rewrite every qualifying convolution of ``module`` (a kernel gradient's form); the count."""
+def kernel_gradient_convolutions(module: ir.Module, target: CpuTarget, threads: int = 1) -> int:
+    """Rewrite every qualifying convolution of ``module`` (a kernel gradient's form, for
+    ``threads`` threads); the count."""
     with module.context:
         found = [(op, form) for op in ops_where(module, lambda op: _form(op, target) is not None)
                  if (form := _form(op, target)) is not None]
         for op, (kind, lanes) in found:
             if kind == "filters":
-                _rewrite_along_filters(op, lanes)
+                _rewrite_along_filters(op, lanes, threads)
             else:
                 _rewrite(op, lanes)
     return len(found)

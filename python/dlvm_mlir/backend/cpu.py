@@ -370,7 +370,7 @@ def pack_steps(options: CpuOptions) -> list[Step]:
         changed |= bool(bool_constants_as_bytes(module))
         if options.schedule.direct_convolutions:
             changed |= bool(direct_convolutions(module, options.target, options.threads))
-            changed |= bool(kernel_gradient_convolutions(module, options.target))
+            changed |= bool(kernel_gradient_convolutions(module, options.target, options.threads))
         changed |= bool(options.im2col and im2col_convolutions(module))
         changed |= bool(grouped_convolutions(module, options.threads))
         changed |= bool(epilogues_into_inits(module))

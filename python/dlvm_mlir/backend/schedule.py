@@ -160,6 +160,8 @@ class OpScheduleRecord:
     op_name: str
     ranges: tuple[int, ...]
     plan: Plan
+    #: the pack stage's schedule hint for the op (``kernel-gradient-filters``), or ""
+    hint: str = ""
     applied: bool = False
     error: str = ""
     fallback: str = ""
@@ -500,11 +502,16 @@ def _kernel_gradient_filters_plan(nest: LoopNest, target: CpuTarget, options: Sc
     ``acc[b, f] += x[b] * dyT[f]``: per pixel 6 broadcasts, 4 vector loads and
     24 FMAs.
     """
-    b, i, j, f, q, u, v = range(7)
+    split = nest.rank == 8  # a leading loop over parts of the images (conv_kernel_grad.image_parts)
+    b, i, j, f, q, u, v = range(split, 7 + split)
     lanes = target.lanes(nest.element_bytes)
     rows, vectors = options.kernel_gradient_tile or ((6, 4) if target.vector_registers >= 32 else (3, 2))
     thread_tiles, extents = None, nest.ranges
-    if options.threads > 1 and nest.iterations >= options.min_parallel_flops:
+    if split:  # a task per part: each reads its own images (splitting the channels or the
+        # filters had every task read all of them)
+        thread_tiles = (1,) + (0,) * 7
+        extents = (1,) + tuple(nest.ranges[1:])
+    elif options.threads > 1 and nest.iterations >= options.min_parallel_flops:
         # whole vectors of filters per task
         thread_tiles, extents = _thread_tiles(nest, [b, f], options, options.min_parallel_flops, {f: lanes})
     levels, extents = _image_chunks(extents, q, options.kernel_gradient_images or KERNEL_GRADIENT_FILTER_IMAGES)
@@ -521,8 +528,8 @@ def _kernel_gradient_filters_plan(nest: LoopNest, target: CpuTarget, options: Sc
         sizes[d] = 0 if extents[d] <= size else size
     for d in (i, j, q, u, v):
         sizes[d] = 1 if extents[d] > 1 else 0
-    levels.append(TileLevel(sizes=tuple(sizes), interchange=(b, f, i, j, q, u, v), extents=tuple(extents),
-                            remainder_sizes=tuple(remainders)))
+    levels.append(TileLevel(sizes=tuple(sizes), interchange=tuple(range(split)) + (b, f, i, j, q, u, v),
+                            extents=tuple(extents), remainder_sizes=tuple(remainders)))
     return Plan(kind="kernel-gradient", thread_tiles=thread_tiles, levels=tuple(levels), fold_unit_dims=True)
 
 
@@ -612,7 +619,7 @@ def plan_for(nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -> Pla
         return Plan(kind="scalar", vectorize=False, note="an indexing map reads a loop backwards or by floordiv/mod")
     if nest.hint == "kernel-gradient" and nest.rank in (8, 9):
         return _kernel_gradient_plan(nest, target, options)
-    if nest.hint == "kernel-gradient-filters" and nest.rank == 7:
+    if nest.hint == "kernel-gradient-filters" and nest.rank in (7, 8):
         return _kernel_gradient_filters_plan(nest, target, options)
     con = nest.contraction
     if con is not None and con.m and con.n and con.k:
@@ -1121,7 +1128,7 @@ def _schedule_kernel(
             plan = replace(plan, fuse_init=False)
     if has_epilogue and plan.kind in EPILOGUE_PLANS and epilogue_fusible(plan):
         plan = replace(plan, epilogue=True, reduction_dims=nest.reduction_dims)
-    record = OpScheduleRecord(op_name=nest.op_name, ranges=nest.ranges, plan=plan)
+    record = OpScheduleRecord(op_name=nest.op_name, ranges=nest.ranges, plan=plan, hint=nest.hint)
     records = []
     # an init or an epilogue not fused goes on its own, first: the op's schedule
     # canonicalizes the whole kernel, which drops their tags
@@ -1222,7 +1229,7 @@ def _schedule_alone(
             schedule_id = first_id + offset
             op.attributes[SCHEDULE_ID_ATTR] = ir.IntegerAttr.get(i64, schedule_id)
             plan = plan_for(nest, target, options)
-            record = OpScheduleRecord(op_name=nest.op_name, ranges=nest.ranges, plan=plan)
+            record = OpScheduleRecord(op_name=nest.op_name, ranges=nest.ranges, plan=plan, hint=nest.hint)
             records.append(record)
             if plan.kind != "scalar" and not _apply(payload, record, plan, schedule_id):
                 record.fallback = _fallback(payload, schedule_id)
