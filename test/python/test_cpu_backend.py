@@ -2141,23 +2141,24 @@ func.func private @dk({xt}, {kt}, {yt}) -> {kt} attributes {{dlvm.gradient = #dl
 """, oh, ow
 
 
-@pytest.mark.parametrize("n,c,f,h,w,stride,threads,parts", [
-    (4, 13, 32, 6, 16, 1, 2, 2),    # 2 images per part; 13 channels = 2 x 6 + 1
-    (6, 7, 90, 5, 17, 1, 2, 2),     # 3 images per part (chunks of 2 + 1); 90 filters padded to 96
-    (9, 6, 16, 8, 8, 1, 3, 3),      # 3 threads, 3 parts
-    (4, 6, 48, 9, 33, 2, 2, 2),     # stride 2: each phase's kernel gradient is split
-    (5, 6, 32, 6, 16, 1, 2, 1),     # 5 images do not divide between 2 threads: split over the channels
-    (2, 6, 32, 6, 16, 1, 2, 1),     # one image per thread: too few for a part
-    (8, 6, 32, 6, 16, 1, 1, 1),     # one thread
+@pytest.mark.parametrize("n,c,f,h,w,stride,threads,parts,dtype", [
+    (4, 13, 32, 6, 16, 1, 2, 2, "f32"),    # 2 images per part; 13 channels = 2 x 6 + 1
+    (6, 7, 90, 5, 17, 1, 2, 2, "f32"),     # 3 images per part (chunks of 2 + 1); 90 filters padded to 96
+    (9, 6, 16, 8, 8, 1, 3, 3, "f32"),      # 3 threads, 3 parts
+    (4, 6, 48, 9, 33, 2, 2, 2, "f32"),     # stride 2: each phase's kernel gradient is split
+    (4, 5, 24, 7, 9, 1, 2, 2, "f64"),      # 8 lanes, 3 vectors of filters
+    (5, 6, 32, 6, 16, 1, 2, 1, "f32"),     # 5 images do not divide between 2 threads: split over the channels
+    (2, 6, 32, 6, 16, 1, 2, 1, "f32"),     # one image per thread: too few for a part
+    (8, 6, 32, 6, 16, 1, 1, 1, "f32"),     # one thread
 ])
-def test_a_kernel_gradient_along_the_filters_splits_its_images(n, c, f, h, w, stride, threads, parts) -> None:
+def test_a_kernel_gradient_along_the_filters_splits_its_images(n, c, f, h, w, stride, threads, parts, dtype) -> None:
     """conv_kernel_grad.image_parts: with several threads, a kernel gradient along the filters
     sums one part of the images per thread (a leading parallel loop, one task each), and its
     transpose to the filter's layout adds the parts; where the images do not divide (or are
     too few) the threads split the channels as before.  Checked against numpy in float64."""
     from dlvm_mlir.backend import CpuOptions
 
-    src, oh, ow = _kernel_gradient_source(n, c, f, h, w, stride, "f32")
+    src, oh, ow = _kernel_gradient_source(n, c, f, h, w, stride, dtype)
     exe = compile_cpu(str(lower(src, until="linalg")), options=CpuOptions(threads=threads), use_cache=False)
     records = [r for r in exe.lowering.schedules if r.hint == "kernel-gradient-filters"]
     assert records and all(r.applied for r in records), exe.lowering.schedules
@@ -2166,9 +2167,10 @@ def test_a_kernel_gradient_along_the_filters_splits_its_images(n, c, f, h, w, st
             assert len(r.ranges) == 8 and r.ranges[0] == parts and r.plan.thread_tiles[0] == 1, r
         else:
             assert len(r.ranges) == 7, r
-    x = RNG.standard_normal((n, c, h, w)).astype(np.float32)
-    kern = RNG.standard_normal((f, c, 3, 3)).astype(np.float32)
-    dy = RNG.standard_normal((n, f, oh, ow)).astype(np.float32)
+    npdt = np.float64 if dtype == "f64" else np.float32
+    x = RNG.standard_normal((n, c, h, w)).astype(npdt)
+    kern = RNG.standard_normal((f, c, 3, 3)).astype(npdt)
+    dy = RNG.standard_normal((n, f, oh, ow)).astype(npdt)
     xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
     want = np.empty((f, c, 3, 3))
     for i in range(3):
@@ -2176,7 +2178,8 @@ def test_a_kernel_gradient_along_the_filters_splits_its_images(n, c, f, h, w, st
             window = xp[:, :, i:i + stride * (oh - 1) + 1:stride, j:j + stride * (ow - 1) + 1:stride]
             want[:, :, i, j] = np.einsum("nfhw,nchw->fc", dy.astype(np.float64), window)
     got = exe.entry("dk")(x, kern, dy).astype(np.float64)
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+    tol = 1e-12 if dtype == "f64" else 1e-4
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
 
 
 @pytest.mark.parametrize("n,c,h,w,k,strides,dilation,padding,dtype", [
