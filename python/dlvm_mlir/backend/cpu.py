@@ -55,9 +55,10 @@ and ``dlvm-cpu-pipeline`` hands them to the pass manager one by one, so that
     and deallocation accept), One-Shot Bufferize over function boundaries,
     results turned into caller-allocated out-parameters, deallocation.
 ``lower-vectors``
-    ``vector.contract`` to broadcast-FMAs, n-D vectors to 1-D, leftover
-    linalg ops to loops, ``i1`` buffers stored as bytes
-    (:mod:`dlvm_mlir.backend.boolmem`).
+    ``vector.contract`` to broadcast-FMAs, n-D vectors to 1-D, prefetches of a
+    convolution kernel's next channel step where its tap loop streams rows
+    (:mod:`dlvm_mlir.backend.prefetch`), leftover linalg ops to loops, ``i1``
+    buffers stored as bytes (:mod:`dlvm_mlir.backend.boolmem`).
 ``parallelize``
     ``scf.forall`` -> ``scf.parallel`` -> async runtime tasks (one or two
     per thread), run on dlvm's spinning thread pool
@@ -95,6 +96,7 @@ from .linalg_rewrite import defining_op, ops_where
 from .widen_half import widen_half_contractions
 from .conv_direct import direct_convolutions
 from .flat_reads import flat_reads
+from .prefetch import prefetch_next_steps
 from .conv_im2col import im2col_convolutions
 from .conv_kernel_grad import kernel_gradient_convolutions
 from .pooling import tiled_poolings
@@ -662,8 +664,8 @@ def stage_bufferize(module: ir.Module, options: CpuOptions) -> None:
 
 def lower_vectors_steps(options: CpuOptions) -> list[Step]:
     """Vectorize bufferization's copies (the large ones split over the threads), hoist
-    accumulators, lower vector ops to 1-D (a transform script), then to loops; ``i1``
-    buffers as bytes."""
+    accumulators, lower vector ops to 1-D (a transform script); prefetches
+    (:mod:`.prefetch`); then to loops; ``i1`` buffers as bytes."""
 
     def lower(module: ir.Module) -> None:
         large_copies = mark_copies(module, options.threads)
@@ -672,6 +674,7 @@ def lower_vectors_steps(options: CpuOptions) -> list[Step]:
 
     return [
         Call("lower-vectors", lower),
+        Call("prefetch", prefetch_next_steps),
         # no canonicalize here: it folds chains of vector.insert into one
         # vector.from_elements of every scalar, which LLVM then has to rebuild
         # element by element (much slower code generation, worse code)
