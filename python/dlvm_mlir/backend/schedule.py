@@ -494,9 +494,11 @@ KERNEL_GRADIENT_FILTER_IMAGES = 2
 def _kernel_gradient_filters_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -> Plan:
     """A kernel gradient along the filters (:mod:`.conv_kernel_grad`).
 
-    Loops ``b, i, j, f | q, u, v`` (input channel, tap row and column, filter |
-    image, output row and column).  A few images per step (their input and the
-    transposed cotangent stay in cache); a register tile of 6 input channels by
+    Loops ``(p,) b, i, j, f | q, u, v`` (the part of the images where
+    ``conv_kernel_grad.image_parts`` split them, one task each; input channel,
+    tap row and column, filter | image, output row and column).  A few images
+    per step (their input and the transposed cotangent stay in cache); a
+    register tile of 6 input channels by
     4 vectors of filters (AVX-512: 24 accumulators, 12 x 2 or 24 x 1 where the
     filters are fewer; AVX2 3 x 2) for one tap, whose unit loops fold into
     ``acc[b, f] += x[b] * dyT[f]``: per pixel 6 broadcasts, 4 vector loads and
