@@ -17,7 +17,7 @@ the same code for every variant and measures noise.  This script sets it
 
 Workloads: a layer and pass of ``bench_conv.py`` (``--conv 3x3-s2 dk``), the
 training step of ``cnn_step.py`` (``--cnn 32``) or of ``mlp_step.py``
-(``--mlp 128``).
+(``--mlp 128``), or a matmul as ``bench_cpu_kernels.py`` times it (``--matmul 1024x1024x1024``).
 """
 
 from __future__ import annotations
@@ -112,17 +112,50 @@ def mlp_builder(batch: int) -> Callable[[int], Callable[[], Any]]:
     return step_builder(mlp_step.dlvm_step, (x, y, *params))
 
 
+def matmul_builder(shape: str) -> Callable[[int], Callable[[], Any]]:
+    """A zero-filled ``linalg.matmul`` of ``MxKxN`` (as ``bench_cpu_kernels.py`` times it)."""
+    import dlvm_mlir.compiler
+    from dlvm_mlir.backend import compile_cpu
+
+    m, k, n = (int(v) for v in shape.split("x"))
+    t = {"a": f"tensor<{m}x{k}xf32>", "b": f"tensor<{k}x{n}xf32>", "c": f"tensor<{m}x{n}xf32>"}
+    source = f"""func.func @mm(%a: {t['a']}, %b: {t['b']}) -> {t['c']} {{
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : {t['c']}
+  %c = linalg.fill ins(%zero : f32) outs(%e : {t['c']}) -> {t['c']}
+  %r = linalg.matmul ins(%a, %b : {t['a']}, {t['b']}) outs(%c : {t['c']}) -> {t['c']}
+  return %r : {t['c']}
+}}
+"""
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((m, k), np.float32), rng.standard_normal((k, n), np.float32)
+    threads = int(os.environ.get("BENCH_THREADS", "2"))
+
+    def build(index: int) -> Callable[[], Any]:
+        dlvm_mlir.compiler._EXECUTABLES.clear()
+        entry = compile_cpu(source, threads=threads, use_cache=False).entry("mm")
+        return lambda: entry(a, b)
+
+    return build
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     workload = parser.add_mutually_exclusive_group(required=True)
     workload.add_argument("--conv", nargs=2, metavar=("LAYER", "PASS"))
     workload.add_argument("--cnn", type=int, metavar="BATCH")
     workload.add_argument("--mlp", type=int, metavar="BATCH")
+    workload.add_argument("--matmul", metavar="MxKxN", help="a linalg.matmul (BENCH_THREADS threads, default 2)")
     parser.add_argument("--variant", action="append", required=True, help="JSON object: module.CONSTANT (or $ENV_VAR) -> value")
     parser.add_argument("--repeats", type=int, default=30)
     args = parser.parse_args()
     variants = [json.loads(v) for v in args.variant]
-    build = conv_builder(*args.conv) if args.conv else cnn_builder(args.cnn) if args.cnn else mlp_builder(args.mlp)
+    if args.conv:
+        build = conv_builder(*args.conv)
+    elif args.matmul:
+        build = matmul_builder(args.matmul)
+    else:
+        build = cnn_builder(args.cnn) if args.cnn else mlp_builder(args.mlp)
     calls = []
     for index, variant in enumerate(variants):
         start = time.perf_counter()
