@@ -498,11 +498,10 @@ def _kernel_gradient_filters_plan(nest: LoopNest, target: CpuTarget, options: Sc
     ``conv_kernel_grad.image_parts`` split them, one task each; input channel,
     tap row and column, filter | image, output row and column).  A few images
     per step (their input and the transposed cotangent stay in cache); a
-    register tile of 6 input channels by
-    4 vectors of filters (AVX-512: 24 accumulators, 12 x 2 or 24 x 1 where the
-    filters are fewer; AVX2 3 x 2) for one tap, whose unit loops fold into
-    ``acc[b, f] += x[b] * dyT[f]``: per pixel 6 broadcasts, 4 vector loads and
-    24 FMAs.
+    register tile of 6 input channels by 4 vectors of filters (AVX-512: 24
+    accumulators, 12 x 2 or 24 x 1 where the filters are fewer; AVX2 3 x 2) for
+    one tap, whose unit loops fold into ``acc[b, f] += x[b] * dyT[f]``: per
+    pixel 6 broadcasts, 4 vector loads and 24 FMAs.
     """
     split = nest.rank == 8  # a leading loop over parts of the images (conv_kernel_grad.image_parts)
     b, i, j, f, q, u, v = range(split, 7 + split)
