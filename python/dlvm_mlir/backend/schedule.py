@@ -175,6 +175,10 @@ class OpScheduleRecord:
 # --------------------------------------------------------------------------
 
 
+#: rows and k steps of the AVX-512 register tile over a packed B panel (below)
+PACKED_REGISTER_TILE = (6, 4)
+
+
 def register_tile(target: CpuTarget, nest: LoopNest, options: ScheduleOptions) -> tuple[int, int, int]:
     """Register tile (m, n, k) of a contraction.
 
@@ -182,13 +186,16 @@ def register_tile(target: CpuTarget, nest: LoopNest, options: ScheduleOptions) -
     2 vectors (AVX2, 16 registers: 12 accumulators), the classic BLAS shapes;
     fewer broadcasts per FMA than 8x2 vectors measured faster on AVX-512.
 
-    Except on AVX-512 when B's rows are a tile wide (a packed panel: the
-    tile's B reads for consecutive k are contiguous): there LLVM loads the 8
-    k steps' 32 B vectors ahead of the 24 accumulators' FMAs and spills
-    (1024^3, one Zen 4 core, Nov 27: 55-70 GFLOP/s), while 4 rows (16
-    accumulators) keep everything in registers: 93-102 GFLOP/s against
-    OpenBLAS's 91-97.  Unpacked B (rows a matrix wide) keeps 6 rows, which
-    measured faster there (64x1024x576: 103 against 73 GFLOP/s).
+    On AVX-512 when B's rows are a tile wide (a packed panel: the tile's B
+    reads for consecutive k are contiguous), 8 k steps per tile had LLVM load
+    the 32 B vectors ahead of the 24 accumulators' FMAs and spill (1024^3, one
+    Zen 4 core, Nov 27: 55-70 GFLOP/s), so that tile took 4 rows (16
+    accumulators, 93-102 GFLOP/s against OpenBLAS's 91-97).  Since the
+    thirteenth session it takes 6 rows over 4 k steps
+    (:data:`PACKED_REGISTER_TILE`), which keeps them in registers too: 1024^3
+    on the Intel Xeon 3% faster on 2 threads, 4% on one core (512^3 the
+    same).  Unpacked B (rows a matrix wide) keeps 6 rows and 8 k steps
+    (64x1024x576 on the Zen 4: 103 GFLOP/s against 73 with 4 rows).
     """
     if options.register_tile is not None:
         return options.register_tile
@@ -196,8 +203,8 @@ def register_tile(target: CpuTarget, nest: LoopNest, options: ScheduleOptions) -
     if target.vector_registers >= 32:
         con = nest.contraction
         row = con.b_row_length if con is not None else None
-        rows = 4 if row is not None and row <= 4 * lanes else 6
-        return options.register_rows or rows, 4 * lanes, 8
+        rows, steps = PACKED_REGISTER_TILE if row is not None and row <= 4 * lanes else (6, 8)
+        return options.register_rows or rows, 4 * lanes, steps
     return options.register_rows or 6, 2 * lanes, 4
 
 
