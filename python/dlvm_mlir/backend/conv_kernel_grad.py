@@ -203,7 +203,9 @@ def _rewrite(op: ir.Operation, lanes: int) -> None:
 def image_parts(images: int, threads: int) -> int:
     """How many parts of the images a kernel gradient along the filters sums separately
     (1: not split): one per thread where the images divide evenly, each part at least
-    :data:`MIN_PART_IMAGES` images."""
+    :data:`MIN_PART_IMAGES` images.  (The "images" are the reduction's outer loop ``q``:
+    the batch of a kernel gradient, the input channels of a small forward convolution
+    that takes this form.)"""
     if not IMAGE_PARTS or threads < 2 or images % threads or images // threads < MIN_PART_IMAGES:
         return 1
     return threads
