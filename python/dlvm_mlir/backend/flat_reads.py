@@ -21,19 +21,12 @@ import math
 from mlir import ir
 from mlir.dialects import arith, vector
 
-from .linalg_rewrite import defining_op, ops_where
+from .linalg_rewrite import constant_index, defining_op, ops_where
 
 __all__ = ["FLAT_READS", "flat_reads"]
 
 #: read through expanded shapes (measured in docs/cpu.md, "Strided convolutions by phases")
 FLAT_READS = True
-
-
-def _constant_index(value: ir.Value) -> int | None:
-    op = defining_op(value)
-    if op is None or op.name != "arith.constant" or not isinstance(value.type, ir.IndexType):
-        return None
-    return ir.IntegerAttr(op.attributes["value"]).value
 
 
 def _flattened(read: ir.Operation) -> tuple[ir.Value, list[ir.Value], list[int]] | None:
@@ -61,7 +54,7 @@ def _flattened(read: ir.Operation) -> tuple[ir.Value, list[ir.Value], list[int]]
     for group in groups:
         full = len(group)
         while full > 0 and vshape[group[full - 1]] == shape[group[full - 1]] \
-                and _constant_index(indices[group[full - 1]]) == 0:
+                and constant_index(indices[group[full - 1]]) == 0:
             full -= 1
         # before the trailing whole dimensions: size 1, but for the last (a run of rows)
         if any(vshape[d] != 1 for d in group[:max(full - 1, 0)]):

@@ -21,6 +21,14 @@ def defining_op(value: ir.Value) -> ir.Operation | None:
     return owner.operation if hasattr(owner, "operation") else owner
 
 
+def constant_index(value: ir.Value) -> int | None:
+    """The value of an ``index``-typed ``arith.constant``, or None."""
+    op = defining_op(value)
+    if op is None or op.name != "arith.constant" or not isinstance(value.type, ir.IndexType):
+        return None
+    return ir.IntegerAttr(op.attributes["value"]).value
+
+
 def rebind_operands(root: ir.Operation, mapping: dict[ir.Value, ir.Value]) -> None:
     """Every operand of an op nested in ``root`` that is a key of ``mapping`` becomes its value."""
 

@@ -11,7 +11,10 @@ nest of FMAs, time enough for the line to arrive.
 
 A loop qualifies when it carries vector accumulators, is not inside another
 such loop, has constant bounds and holds a loop of its own (the taps); a
-load when its address moves by at least a cache line per step.  Where the
+load when its address moves by at least a cache line per step and reads a
+new cache line in every iteration of the loop around it (a 3x3 kernel's
+column taps re-read the same rows: prefetching those measured 0-2% slower
+on 2 threads).  Where the
 loads to prefetch are many for the FMAs beside them (more than one per
 :data:`FMAS_PER_PREFETCH`: a kernel gradient's pixel loop, 10 loads for 24
 FMAs), the block gets none: a prefetch takes a load slot, and that loop
@@ -22,6 +25,8 @@ from __future__ import annotations
 
 from mlir import ir
 from mlir.dialects import arith, memref
+
+from .linalg_rewrite import constant_index, defining_op
 
 __all__ = ["PREFETCH", "prefetch_next_steps"]
 
@@ -35,23 +40,11 @@ LINE_BYTES = 64
 _INDEX_OPS = ("affine.apply", "arith.addi", "arith.subi", "arith.muli")
 
 
-def _op(value: ir.Value) -> ir.Operation | None:
-    owner = value.owner
-    return None if isinstance(owner, ir.Block) else getattr(owner, "operation", owner)
-
-
-def _constant(value: ir.Value) -> int | None:
-    op = _op(value)
-    if op is None or op.name != "arith.constant" or not isinstance(value.type, ir.IndexType):
-        return None
-    return ir.IntegerAttr(op.attributes["value"]).value
-
-
 def _depends(value: ir.Value, iv: ir.Value) -> bool:
     """Is ``value`` the induction variable or index arithmetic on it?"""
     if value == iv:
         return True
-    op = _op(value)
+    op = defining_op(value)
     return op is not None and op.name in _INDEX_OPS and any(_depends(v, iv) for v in op.operands)
 
 
@@ -62,7 +55,7 @@ def _at_next(value: ir.Value, iv: ir.Value, next_iv: ir.Value, ip: ir.InsertionP
         return next_iv
     if not _depends(value, iv):
         return value
-    op = _op(value)
+    op = defining_op(value)
     operands = [_at_next(v, iv, next_iv, ip) for v in op.operands]
     clone = op.clone(ip=ip)
     for i, v in enumerate(operands):
@@ -108,7 +101,7 @@ def _step_bytes(load: ir.Operation, iv: ir.Value, step: int) -> int:
 def _streams(load: ir.Operation, block: ir.Block) -> bool:
     """Does ``load`` read a new cache line in every iteration of the loop around it?"""
     loop = block.owner.operation if hasattr(block.owner, "operation") else block.owner
-    step = _constant(loop.operands[2]) if loop.name == "scf.for" else None
+    step = constant_index(loop.operands[2]) if loop.name == "scf.for" else None
     return step is not None and _step_bytes(load, block.arguments[0], step) >= LINE_BYTES
 
 
@@ -138,7 +131,7 @@ def prefetch_next_steps(module: ir.Module) -> int:
     _accumulator_loops(module.operation, loops)
     count = 0
     for loop in loops:
-        lower, upper, step = (_constant(v) for v in loop.operands[:3])
+        lower, upper, step = (constant_index(v) for v in loop.operands[:3])
         body = loop.regions[0].blocks[0]
         if None in (lower, upper, step) or upper - lower <= step:
             continue
