@@ -13,7 +13,13 @@ of a training loop are):
 - the settling calls wake this callable's threads and the VM's idle vCPU up
   again: on the 2-vCPU VMs measured (Nov 2026) an idle vCPU takes
   milliseconds to come back (5-13 ms for the first 2.5 ms matmul after a
-  pause).
+  pause).  They run for at least ``settle_seconds`` too: two 1 ms calls
+  were not enough.  dlvm's caller runs the tasks that its waking worker has
+  not taken yet, so a 1 ms matmul (512^3) stays on one core until the worker
+  is back, while OpenBLAS's caller waits for its threads once; dlvm / OpenBLAS
+  measured 0.56-0.74x with 2 settling calls, 0.81-0.82x with 20 ms of them,
+  1.02-1.03x with 50 ms (Nov 28).  Sporadic short calls after an idle spell
+  do see that: the turns measure the steady state of back-to-back calls.
 
 ``block=1, settle=0, pause=0`` is plain round-robin, one call per turn: each
 call then competes with the previous callable's spinning threads.
@@ -46,6 +52,8 @@ class Turns:
     block: int = 5
     settle: int = 2
     pause: float = 0.2
+    #: settling calls (if any) go on until this much time has passed too
+    settle_seconds: float = 0.05
     warmup: int = 3
 
     def describe(self) -> str:
@@ -53,7 +61,7 @@ class Turns:
             return f"{self.repeats} calls each, round-robin"
         return (
             f"{self.repeats} calls each, in turns of {self.block} after {self.settle} unrecorded "
-            f"and a {self.pause:g} s pause"
+            f"(at least {self.settle_seconds * 1e3:g} ms of them) and a {self.pause:g} s pause"
         )
 
 
@@ -76,8 +84,10 @@ def take_turns(
             fn = runners[name]
             with enter(name):
                 time.sleep(turns.pause)
-                for _ in range(turns.settle):
+                start, settled = time.perf_counter(), 0
+                while settled < turns.settle or (turns.settle and time.perf_counter() - start < turns.settle_seconds):
                     fn()
+                    settled += 1
                 for _ in range(turns.block):
                     wall, cpu = time.perf_counter(), time.process_time()
                     fn()
