@@ -2074,6 +2074,33 @@ def test_pooling_windows_that_tile_the_input(kind, shape, window, dtype, tiled) 
     np.testing.assert_allclose(exe.entry("pool")(x), want, rtol=1e-6, atol=1e-5)
 
 
+def _kernel_gradient_source(n: int, c: int, f: int, h: int, w: int, dtype: str, *, stride: int = 1,
+                            pad: int = 1) -> tuple[str, int, int]:
+    """A 3x3 convolution whose kernel gradient is ``@dk``; its output size."""
+    oh, ow = (h + 2 * pad - 3) // stride + 1, (w + 2 * pad - 3) // stride + 1
+    xt, kt, yt = f"tensor<{n}x{c}x{h}x{w}x{dtype}>", f"tensor<{f}x{c}x3x3x{dtype}>", f"tensor<{n}x{f}x{oh}x{ow}x{dtype}>"
+    return f"""func.func @seeded(%x: {xt}, %k: {kt}, %dy: {yt}) -> tensor<{dtype}> {{
+  %y = dlvm.convolve %x, %k strides [{stride}, {stride}] padding [{pad}, {pad}, {pad}, {pad}] : {xt}, {kt}
+  %p = dlvm.mul %y, %dy : {yt}, {yt}
+  %s = dlvm.reduce add %p dims [0, 1, 2, 3] : {yt}
+  return %s : tensor<{dtype}>
+}}
+func.func private @dk({xt}, {kt}, {yt}) -> {kt} attributes {{dlvm.gradient = #dlvm.gradient<of @seeded wrt [1]>}}
+""", oh, ow
+
+
+def _kernel_gradient_reference(x: np.ndarray, dy: np.ndarray, stride: int, pad: int) -> np.ndarray:
+    """numpy's 3x3 kernel gradient, in float64."""
+    oh, ow = dy.shape[2:]
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    want = np.empty((dy.shape[1], x.shape[1], 3, 3))
+    for i in range(3):
+        for j in range(3):
+            window = xp[:, :, i:i + stride * (oh - 1) + 1:stride, j:j + stride * (ow - 1) + 1:stride]
+            want[:, :, i, j] = np.einsum("nfhw,nchw->fc", dy.astype(np.float64), window)
+    return want
+
+
 @pytest.mark.parametrize("n,c,f,h,w,pad,dtype,form", [
     (2, 13, 10, 9, 32, 1, "f32", "lanes"),     # rows of 2 vectors; 13 channels = 2 x 6 + 1, 10 filters = 2 x 4 + 2
     (3, 6, 4, 5, 16, 1, "f32", "lanes"),       # one vector per row, one register tile
@@ -2097,16 +2124,7 @@ def test_kernel_gradients_without_im2col(n, c, f, h, w, pad, dtype, form) -> Non
     agree with numpy in float64."""
     from dlvm_mlir.backend import CpuOptions
 
-    oh, ow = h + 2 * pad - 2, w + 2 * pad - 2
-    xt, kt, yt = f"tensor<{n}x{c}x{h}x{w}x{dtype}>", f"tensor<{f}x{c}x3x3x{dtype}>", f"tensor<{n}x{f}x{oh}x{ow}x{dtype}>"
-    src = f"""func.func @seeded(%x: {xt}, %k: {kt}, %dy: {yt}) -> tensor<{dtype}> {{
-  %y = dlvm.convolve %x, %k strides [1, 1] padding [{pad}, {pad}, {pad}, {pad}] : {xt}, {kt}
-  %p = dlvm.mul %y, %dy : {yt}, {yt}
-  %s = dlvm.reduce add %p dims [0, 1, 2, 3] : {yt}
-  return %s : tensor<{dtype}>
-}}
-func.func private @dk({xt}, {kt}, {yt}) -> {kt} attributes {{dlvm.gradient = #dlvm.gradient<of @seeded wrt [1]>}}
-"""
+    src, oh, ow = _kernel_gradient_source(n, c, f, h, w, dtype, pad=pad)
     exe = compile_cpu(str(lower(src, until="linalg")), options=CpuOptions(), use_cache=False)
     forms = [{"kernel-gradient-filters": "filters", "kernel-gradient": "lanes"}[r.hint]
              for r in exe.lowering.schedules if r.plan.kind == "kernel-gradient"]
@@ -2117,28 +2135,10 @@ func.func private @dk({xt}, {kt}, {yt}) -> {kt} attributes {{dlvm.gradient = #dl
     x = RNG.standard_normal((n, c, h, w)).astype(npdt)
     kern = RNG.standard_normal((f, c, 3, 3)).astype(npdt)
     dy = RNG.standard_normal((n, f, oh, ow)).astype(npdt)
-    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad, pad), (pad, pad)))
-    want = np.empty((f, c, 3, 3))
-    for i in range(3):
-        for j in range(3):
-            want[:, :, i, j] = np.einsum("nfhw,nchw->fc", dy.astype(np.float64), xp[:, :, i:i + oh, j:j + ow])
+    want = _kernel_gradient_reference(x, dy, 1, pad)
     tol = {"f64": 1e-12, "f32": 1e-4, "f16": 3e-2}[dtype]
     got = exe.entry("dk")(x, kern, dy).astype(np.float64)
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
-
-
-def _kernel_gradient_source(n: int, c: int, f: int, h: int, w: int, stride: int, dtype: str) -> tuple[str, int, int]:
-    """A 3x3 convolution (padding 1) whose kernel gradient is ``@dk``; its output size."""
-    oh, ow = (h - 1) // stride + 1, (w - 1) // stride + 1
-    xt, kt, yt = f"tensor<{n}x{c}x{h}x{w}x{dtype}>", f"tensor<{f}x{c}x3x3x{dtype}>", f"tensor<{n}x{f}x{oh}x{ow}x{dtype}>"
-    return f"""func.func @seeded(%x: {xt}, %k: {kt}, %dy: {yt}) -> tensor<{dtype}> {{
-  %y = dlvm.convolve %x, %k strides [{stride}, {stride}] padding [1, 1, 1, 1] : {xt}, {kt}
-  %p = dlvm.mul %y, %dy : {yt}, {yt}
-  %s = dlvm.reduce add %p dims [0, 1, 2, 3] : {yt}
-  return %s : tensor<{dtype}>
-}}
-func.func private @dk({xt}, {kt}, {yt}) -> {kt} attributes {{dlvm.gradient = #dlvm.gradient<of @seeded wrt [1]>}}
-""", oh, ow
 
 
 @pytest.mark.parametrize("n,c,f,h,w,stride,threads,parts,dtype", [
@@ -2158,7 +2158,7 @@ def test_a_kernel_gradient_along_the_filters_splits_its_images(n, c, f, h, w, st
     too few) the threads split the channels as before.  Checked against numpy in float64."""
     from dlvm_mlir.backend import CpuOptions
 
-    src, oh, ow = _kernel_gradient_source(n, c, f, h, w, stride, dtype)
+    src, oh, ow = _kernel_gradient_source(n, c, f, h, w, dtype, stride=stride)
     exe = compile_cpu(str(lower(src, until="linalg")), options=CpuOptions(threads=threads), use_cache=False)
     records = [r for r in exe.lowering.schedules if r.hint == "kernel-gradient-filters"]
     assert records and all(r.applied for r in records), exe.lowering.schedules
@@ -2171,12 +2171,7 @@ def test_a_kernel_gradient_along_the_filters_splits_its_images(n, c, f, h, w, st
     x = RNG.standard_normal((n, c, h, w)).astype(npdt)
     kern = RNG.standard_normal((f, c, 3, 3)).astype(npdt)
     dy = RNG.standard_normal((n, f, oh, ow)).astype(npdt)
-    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
-    want = np.empty((f, c, 3, 3))
-    for i in range(3):
-        for j in range(3):
-            window = xp[:, :, i:i + stride * (oh - 1) + 1:stride, j:j + stride * (ow - 1) + 1:stride]
-            want[:, :, i, j] = np.einsum("nfhw,nchw->fc", dy.astype(np.float64), window)
+    want = _kernel_gradient_reference(x, dy, stride, 1)
     got = exe.entry("dk")(x, kern, dy).astype(np.float64)
     tol = 1e-12 if dtype == "f64" else 1e-4
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
