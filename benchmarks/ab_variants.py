@@ -149,7 +149,10 @@ def main() -> int:
     parser.add_argument("--variant", action="append", required=True, help="JSON object: module.CONSTANT (or $ENV_VAR) -> value")
     parser.add_argument("--repeats", type=int, default=30)
     args = parser.parse_args()
-    variants = [json.loads(v) for v in args.variant]
+    # JSON keys are strings: a table keyed by integers ({"16": [6, 2]}, e.g.
+    # schedule.DIRECT_CONVOLUTION_ROWS by vector registers) gets its integer keys back
+    variants = [json.loads(v, object_hook=lambda o: {int(k) if k.isdigit() else k: x for k, x in o.items()})
+                for v in args.variant]
     if args.conv:
         build = conv_builder(*args.conv)
     elif args.matmul:

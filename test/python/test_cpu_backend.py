@@ -29,10 +29,16 @@ import dlvm_mlir
 from dlvm_mlir.compiler import lower
 from dlvm_mlir.backend.analysis import tileable_maps
 from dlvm_mlir.backend.schedule import ScheduleOptions, epilogue_fusible
+from dlvm_mlir.backend.target import CpuTarget
 from dlvm_mlir.backend.tiling import best_divisor, divisors, pick_thread_dim, thread_chunk
 from mlir import ir
 
 RNG = np.random.default_rng(1234)
+#: the schedules' targets, whichever machine runs the tests (the code they make runs on either:
+#: LLVM splits vectors wider than the host's): cases whose shapes sit at a target's tile
+#: thresholds name it
+AVX512 = CpuTarget(vector_bits=512, vector_registers=32)
+AVX2 = CpuTarget(vector_bits=256, vector_registers=16)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -1535,6 +1541,20 @@ def test_direct_convolutions(n, c, h, w, f, k, dilation, padding, dtype, direct)
     _check_direct_convolution(n, c, h, w, f, k, (1, 1), dilation, padding, dtype, direct)
 
 
+@pytest.mark.parametrize("n,c,h,w,f,k,padding,dtype,direct", [
+    (2, 16, 6, 32, 64, 3, (1, 1, 1, 1), "f32", True),     # 32 columns: 6 rows x 2 vectors per tile
+    (1, 8, 3, 16, 90, 3, (1, 1, 1, 1), "f32", True),      # 90 filters: 15 tiles of 6 rows
+    (2, 8, 5, 8, 20, 3, (1, 1, 1, 1), "f32", True),       # one vector per row: 12 rows, then 8
+    (1, 6, 3, 56, 13, 3, (1, 1, 1, 1), "f32", True),      # 56 columns: 3 x 16 + 8; 13 filters = 6 + 6 + 1
+    (2, 5, 6, 11, 7, 3, (1, 1, 1, 1), "f64", True),       # 4 lanes: 2 vectors and 1 column left
+    (2, 8, 8, 6, 8, 3, (1, 1, 1, 1), "f32", False),       # rows of 6: im2col
+])
+def test_direct_convolutions_on_avx2(n, c, h, w, f, k, padding, dtype, direct) -> None:
+    """The direct convolution schedule's AVX2 tiles (16 registers: 6 filters x 2 vectors, 12
+    accumulators), on any host, against numpy in float64."""
+    _check_direct_convolution(n, c, h, w, f, k, (1, 1), (1, 1), padding, dtype, direct, target=AVX2)
+
+
 @pytest.mark.parametrize("n,c,h,w,f,k,strides,padding,direct,dtype", [
     (2, 16, 11, 34, 13, 3, (2, 2), (1, 1, 1, 1), True, "f32"),    # 2 column phases: 3x2 and 3x1 taps
     (1, 5, 9, 52, 7, 5, (3, 3), (2, 2, 2, 2), True, "f32"),       # 3 column phases of a 5x5 window, rows of 17
@@ -1676,18 +1696,19 @@ def test_stacked_phases_are_computed_in_place(tmp_path: Path) -> None:
     np.testing.assert_allclose(exe.entry("dx")(x, kern, dy), want[:, :, 1:21, 1:37], rtol=1e-4, atol=1e-4 * 54)
 
 
-def _check_direct_convolution(n, c, h, w, f, k, strides, dilation, padding, dtype, direct) -> None:
+def _check_direct_convolution(n, c, h, w, f, k, strides, dilation, padding, dtype, direct,
+                              target: CpuTarget = AVX512) -> None:
     from dlvm_mlir.backend import CpuOptions
 
     src = str(lower(_conv_source(n, c, h, w, f, k, strides, dilation, padding, dtype), until="linalg"))
-    exe = compile_cpu(src, options=CpuOptions(), use_cache=False)
+    exe = compile_cpu(src, options=CpuOptions(target=target), use_cache=False)
     kinds = [r.plan.kind for r in exe.lowering.schedules]
     assert ("direct-convolution" in kinds) == direct, kinds
     assert all(r.applied for r in exe.lowering.schedules), exe.lowering.schedules
     # the relu runs on the accumulators of the last (or only) convolution wherever its plan
     # can take an epilogue, unless the rows were widened (a slice then reads the result)
     ow = (w + padding[2] + padding[3] - dilation[1] * (k - 1) - 1) // strides[1] + 1
-    lanes = 64 // {"f64": 8, "f32": 4, "f16": 2}[dtype]
+    lanes = target.lanes({"f64": 8, "f32": 4, "f16": 2}[dtype])
     if direct and ow >= lanes:
         last = [r for r in exe.lowering.schedules if r.plan.kind == "direct-convolution"][-1]
         assert last.plan.epilogue or not epilogue_fusible(last.plan), last
@@ -1992,7 +2013,8 @@ def test_strided_slices_are_views_of_one_phase_copy(shape, slices, strides, dtyp
 def test_phase_copies_read_whole_rows(monkeypatch, flat: bool) -> None:
     """backend/flat_reads.py: the phase copy reads its input split into column pairs
     (``[..., 16, 2, 17, 2]``); its vector reads of that view become reads of whole rows of
-    the input (``vector<...x34>``) cast to the split shape, not one 8-byte load per pair.
+    the input (``vector<...x34>``; AVX2 tiles read 32 + 2) cast to the split shape, not one
+    8-byte load per pair.
     With the rewrite off the split reads stay (the check can fail); both agree with numpy."""
     from dlvm_mlir.backend import CpuOptions, flat_reads
 
@@ -2013,7 +2035,8 @@ def test_phase_copies_read_whole_rows(monkeypatch, flat: bool) -> None:
         lower_to_llvm_cpu(module, threads=1, stop_after="tile-and-vectorize")
         text = str(module)
     split_reads = re.findall(r"vector\.transfer_read %expanded.*", text)
-    whole_rows = re.findall(r"vector\.transfer_read %arg0\[.*vector<[0-9x]*34xf32>", text)
+    # (AVX2's tiles of 16 pairs read each row as 32 + 2 floats)
+    whole_rows = re.findall(r"vector\.transfer_read %arg0\[.*vector<[0-9x]*(34|32)xf32>", text)
     assert (not split_reads and whole_rows and "vector.shape_cast" in text) == flat, text
     exe = compile_cpu(src, options=CpuOptions(threads=1), use_cache=False)
     x = RNG.standard_normal((3, 5, 32, 34)).astype(np.float32)
@@ -2121,11 +2144,27 @@ def test_kernel_gradients_without_im2col(n, c, f, h, w, pad, dtype, form) -> Non
     vector of filters is computed along the filters (its own schedule, across the register
     tile's channel and filter splits), else, where its output rows are whole vectors, as
     lane-wise partial sums; both read the input and cotangent through AD's transposes and
-    agree with numpy in float64."""
+    agree with numpy in float64.  (AVX-512's vectors and tiles.)"""
+    _check_kernel_gradient(n, c, f, h, w, pad, dtype, form, AVX512)
+
+
+@pytest.mark.parametrize("n,c,f,h,w,pad,dtype,form", [
+    (2, 13, 20, 9, 32, 1, "f32", "filters"),   # 13 channels = 2 x 6 + 1, 20 filters padded to 24 = 16 + 8
+    (2, 6, 40, 5, 10, 1, "f32", "filters"),    # 5 vectors of filters: 2 x 2 + 1
+    (2, 5, 7, 9, 16, 1, "f32", "lanes"),       # 7 filters (under a vector): lane sums, tiles of 3 x 3
+    (2, 5, 12, 7, 9, 0, "f64", "filters"),     # 4 lanes, 3 vectors of filters
+])
+def test_kernel_gradients_without_im2col_on_avx2(n, c, f, h, w, pad, dtype, form) -> None:
+    """The same with AVX2's vectors and tiles (16 registers: 6 channels x 2 vectors of
+    filters), on any host."""
+    _check_kernel_gradient(n, c, f, h, w, pad, dtype, form, AVX2)
+
+
+def _check_kernel_gradient(n, c, f, h, w, pad, dtype, form, target: CpuTarget) -> None:
     from dlvm_mlir.backend import CpuOptions
 
     src, oh, ow = _kernel_gradient_source(n, c, f, h, w, dtype, pad=pad)
-    exe = compile_cpu(str(lower(src, until="linalg")), options=CpuOptions(), use_cache=False)
+    exe = compile_cpu(str(lower(src, until="linalg")), options=CpuOptions(target=target), use_cache=False)
     forms = [{"kernel-gradient-filters": "filters", "kernel-gradient": "lanes"}[r.hint]
              for r in exe.lowering.schedules if r.plan.kind == "kernel-gradient"]
     # (a forward convolution with few output pixels takes the same form)
@@ -2316,8 +2355,9 @@ def test_convolution_gradients_as_im2col() -> None:
     from dlvm_mlir.backend import CpuOptions
 
     src = str(lower(GRADIENTS, until="linalg"))
-    im2col = compile_cpu(src, options=CpuOptions(im2col=True), use_cache=False)
-    direct = compile_cpu(src, options=CpuOptions(im2col=False), use_cache=False)
+    # (rows of 12: under a vector of AVX-512's 16 lanes, so no direct convolution)
+    im2col = compile_cpu(src, options=CpuOptions(im2col=True, target=AVX512), use_cache=False)
+    direct = compile_cpu(src, options=CpuOptions(im2col=False, target=AVX512), use_cache=False)
     kinds = [r.plan.kind for r in im2col.lowering.schedules]
     assert "convolution" not in kinds and kinds.count("contraction") >= 2
     # the im2col copies read windows (x[h + i]): their window loops are unit tiles, folded
@@ -2555,8 +2595,8 @@ _ACTIVATION_CASES = {
   %s = dlvm.sub %y, %e : {Y}, tensor<{N}x1x20x36xf32>
   %r = dlvm.relu %s : {Y}
   return %r : {Y}""", lambda y, b: np.maximum(y - y.max(axis=1, keepdims=True), 0), False),
-    # rows of 56 = 32 + 24: the remainder is tiled again, without the consumer
-    "remainder tiled again": ("2x8x6x56", "13x8x3x3", "", """  %z = dlvm.add %y, %b : {Y}, tensor<1x{F}x1x1xf32>
+    # rows of 60 = 32 + 28 (AVX2: 3 x 16 + 12): the remainder is tiled again, without the consumer
+    "remainder tiled again": ("2x8x6x60", "13x8x3x3", "", """  %z = dlvm.add %y, %b : {Y}, tensor<1x{F}x1x1xf32>
   %r = dlvm.relu %z : {Y}
   return %r : {Y}""", lambda y, b: np.maximum(y + b, 0), False),
 }

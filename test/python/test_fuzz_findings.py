@@ -828,9 +828,14 @@ def test_tangent_of_a_while_loop_deciding_on_a_sum_near_overflow_is_not_a_miscom
     text = GROW + """func.func private @grow__fz_jvp(tensor<64xf64>, f64, tensor<64xf64>, f64) -> (tensor<64xf64>)
     attributes {dlvm.tangent = #dlvm.tangent<of @grow from 0 wrt [0, 1]>}
 """
+    from dlvm_mlir.backend.target import host_target
+
     outcome = run_program(text, seed=1477877603, declare=False, cpu_pipeline=0.0)
     assert outcome["cls"] == "ok", outcome["message"]
-    assert "@grow__fz_jvp: the interpreter agrees when it sums in another order" in outcome["notes"]
+    # (AVX-512's 8 lanes of f64 sum in an order only another order of the interpreter's
+    # reproduces; AVX2's 4 lanes agree with its own)
+    if host_target().vector_bits == 512:
+        assert "@grow__fz_jvp: the interpreter agrees when it sums in another order" in outcome["notes"]
 
 
 def test_gradient_of_a_loop_whose_run_time_step_is_zero():

@@ -128,7 +128,7 @@ class ScheduleOptions:
     #: 2-D convolutions with unit strides computed in place, without an im2col copy
     direct_convolutions: bool = True
     #: output channels in a direct convolution's register tile a full row wide (a narrower
-    #: one takes more); 0: :data:`.schedule.DIRECT_CONVOLUTION_ROWS`
+    #: one takes more); 0: :data:`.schedule.DIRECT_CONVOLUTION_ROWS` for the target
     direct_convolution_rows: int = 0
     #: at most this many vectors of output pixels in a direct convolution's register tile;
     #: 0: from the target (4 with 32 vector registers, else 2)

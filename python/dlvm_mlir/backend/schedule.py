@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 from dataclasses import dataclass, field, replace
 
 from mlir import ir
@@ -177,6 +178,12 @@ class OpScheduleRecord:
 
 #: rows and k steps of the AVX-512 register tile over a packed B panel (below)
 PACKED_REGISTER_TILE = (6, 4)
+
+
+def by_registers(table: dict[int, Any], target: CpuTarget) -> Any:
+    """A schedule constant's value for ``target``: ``table`` maps vector registers (32 on
+    AVX-512, 16 on AVX2 and SSE) to values."""
+    return table[32 if target.vector_registers >= 32 else 16]
 
 
 def register_tile(target: CpuTarget, nest: LoopNest, options: ScheduleOptions) -> tuple[int, int, int]:
@@ -358,8 +365,9 @@ def _convolution_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOption
 #: ms: 3x3 64->64 forward 7.64 / 7.26, input gradient 7.72 / 7.38; 3x3 128->128 7.57 /
 #: 7.36, 7.60 / 7.40; stride 2 input gradient 6.19 / 5.94; 1x1 forward 1.19 / 1.01, input
 #: gradient 0.94 / 0.93; CNN step batch 128 127.0 / 124.1, batch 32 26.8 / 26.6; worse only
-#: the stride-2 forward (phases of 1-4 taps): 5.05 / 5.43
-DIRECT_CONVOLUTION_ROWS = 4
+#: the stride-2 forward (phases of 1-4 taps): 5.05 / 5.43.  By the vector registers (32:
+#: AVX-512; 16: AVX2, where 6 rows x 2 vectors make 12 accumulators)
+DIRECT_CONVOLUTION_ROWS = {32: 4, 16: 6}
 #: a narrower tile takes up to this many times the rows (one vector: 16 x 16, the same
 #: 16 accumulators; with 6 rows the factor was 2: 24 x 16 measured slower than 12 x 16)
 NARROW_ROWS_FACTOR = 4
@@ -406,7 +414,7 @@ def _direct_convolution_plan(nest: LoopNest, target: CpuTarget, options: Schedul
     fitting = min(vectors, extents[ow] // lanes)
     width = lanes * (1 << (fitting.bit_length() - 1))
     # more rows for a narrower row: about the same number of accumulators
-    rows = (options.direct_convolution_rows or DIRECT_CONVOLUTION_ROWS) * min(NARROW_ROWS_FACTOR, vectors * lanes // width)
+    rows = (options.direct_convolution_rows or by_registers(DIRECT_CONVOLUTION_ROWS, target)) * min(NARROW_ROWS_FACTOR, vectors * lanes // width)
     (f,) = conv.output_channel
     # a divisor of the filters close to the tile (90 filters: 5 x 18 rather than 3 x 24 + 18,
     # one core 91 -> 101 GFLOP/s)
@@ -440,8 +448,8 @@ KERNEL_GRADIENT_SPAN = 256
 #: the same for a grouped kernel gradient, whose partial sums are few (a depthwise
 #: layer's: 64 measured 20% faster than 256, its images staying in cache)
 GROUPED_KERNEL_GRADIENT_SPAN = 64
-#: input channels x filters of a kernel-gradient register tile (AVX-512)
-KERNEL_GRADIENT_TILE = (6, 4)
+#: input channels x filters of a kernel-gradient register tile, by the vector registers
+KERNEL_GRADIENT_TILE = {32: (6, 4), 16: (3, 3)}
 
 
 def _power_of_two(n: int) -> bool:
@@ -474,7 +482,7 @@ def _kernel_gradient_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOp
     grouped = nest.rank == 9
     b, f, i, j, _, q, u, vb = (0, *range(1 + grouped, 8 + grouped))
     g = 1 if grouped else None
-    rows_b, rows_f = options.kernel_gradient_tile or (KERNEL_GRADIENT_TILE if target.vector_registers >= 32 else (3, 3))
+    rows_b, rows_f = options.kernel_gradient_tile or by_registers(KERNEL_GRADIENT_TILE, target)
     thread_tiles, extents = None, nest.ranges
     if options.threads > 1 and nest.iterations >= options.min_parallel_flops:
         candidates = [f, b] + ([g] if grouped else [])
@@ -496,6 +504,8 @@ def _kernel_gradient_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOp
 
 #: images per step of a kernel gradient along the filters (1 to 4 measured alike)
 KERNEL_GRADIENT_FILTER_IMAGES = 2
+#: input channels x vectors of filters of its register tile, by the vector registers
+FILTER_KERNEL_GRADIENT_TILE = {32: (6, 4), 16: (3, 2)}
 
 
 def _kernel_gradient_filters_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -> Plan:
@@ -513,7 +523,7 @@ def _kernel_gradient_filters_plan(nest: LoopNest, target: CpuTarget, options: Sc
     split = nest.rank == 8  # a leading loop over parts of the images (conv_kernel_grad.image_parts)
     b, i, j, f, q, u, v = range(split, 7 + split)
     lanes = target.lanes(nest.element_bytes)
-    rows, vectors = options.kernel_gradient_tile or ((6, 4) if target.vector_registers >= 32 else (3, 2))
+    rows, vectors = options.kernel_gradient_tile or by_registers(FILTER_KERNEL_GRADIENT_TILE, target)
     thread_tiles, extents = None, nest.ranges
     if split:  # a task per part: each reads its own images (splitting the channels or the
         # filters had every task read all of them)

@@ -103,10 +103,22 @@ ROUND_SECONDS = 0.004
 
 @dataclass(frozen=True)
 class Knob:
-    """A :class:`ScheduleOptions` field the search may change, and the values it tries."""
+    """A :class:`ScheduleOptions` field the search may change, and the values it tries: one
+    tuple, or tuples by the target's vector registers (see :func:`.schedule.by_registers`)."""
 
     field: str
-    values: tuple[Any, ...]
+    values: tuple[Any, ...] | dict[int, tuple[Any, ...]]
+
+    def choices(self, target: CpuTarget) -> tuple[Any, ...]:
+        """The values tried on ``target``."""
+        from .schedule import by_registers
+
+        return by_registers(self.values, target) if isinstance(self.values, dict) else self.values
+
+    def all_values(self) -> set[Any]:
+        """The values tried on any target."""
+        groups = self.values.values() if isinstance(self.values, dict) else [self.values]
+        return {value for group in groups for value in group}
 
 
 #: the knobs of each plan kind, searched in this order (the most effective first)
@@ -124,7 +136,8 @@ KNOBS: dict[str, tuple[Knob, ...]] = {
     "kernel-gradient": (
         Knob("kernel_gradient_span", (64, 128, 256, 512)),
         Knob("kernel_gradient_images", (1, 2, 4, 8)),
-        Knob("kernel_gradient_tile", ((6, 4), (4, 4), (8, 2), (12, 2))),
+        # AVX-512 tiles of 16-24 accumulators, AVX2 ones of 8-12
+        Knob("kernel_gradient_tile", {32: ((6, 4), (4, 4), (8, 2), (12, 2)), 16: ((6, 2), (4, 2), (3, 3), (4, 3))}),
         Knob("tasks_per_thread", (1, 2, 4)),
     ),
 }
@@ -133,7 +146,7 @@ KNOBS: dict[str, tuple[Knob, ...]] = {
 _KNOB_VALUES: dict[str, set[Any]] = {}
 for _knobs in KNOBS.values():
     for _knob in _knobs:
-        _KNOB_VALUES.setdefault(_knob.field, set()).update(_knob.values)
+        _KNOB_VALUES.setdefault(_knob.field, set()).update(_knob.all_values())
 
 
 # --------------------------------------------------------------------------
@@ -451,7 +464,7 @@ def search(
     count = 1
     for knob in knobs:
         candidates = [best]
-        for value in knob.values:
+        for value in knob.choices(target):
             candidate = replace(best, **{knob.field: value})
             plan = plan_for(nest, target, candidate)
             if plan.kind == kind and plan not in plans:
