@@ -386,7 +386,7 @@ def _direct_convolution_plan(nest: LoopNest, target: CpuTarget, options: Schedul
 
     The register tile covers output channels by one output row of up to 4
     vectors (AVX-512: 4 channels x 64 pixels, 8 x 32 or 16 x 16: 16
-    accumulators), steps of 8 input channels and unit filter loops; once its
+    accumulators; AVX2: 6 x 16 or 12 x 8, 12 of its 16 registers), steps of 8 input channels and unit filter loops; once its
     unit loops are folded, a tile is a contraction over the input channels,
     broadcast FMAs of the filter with the input row shifted by the tap, on
     accumulators that stay in registers for the whole reduction.  Only for
@@ -505,7 +505,7 @@ def _kernel_gradient_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOp
 #: images per step of a kernel gradient along the filters (1 to 4 measured alike)
 KERNEL_GRADIENT_FILTER_IMAGES = 2
 #: input channels x vectors of filters of its register tile, by the vector registers
-FILTER_KERNEL_GRADIENT_TILE = {32: (6, 4), 16: (3, 2)}
+FILTER_KERNEL_GRADIENT_TILE = {32: (6, 4), 16: (6, 2)}
 
 
 def _kernel_gradient_filters_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOptions) -> Plan:
@@ -516,7 +516,7 @@ def _kernel_gradient_filters_plan(nest: LoopNest, target: CpuTarget, options: Sc
     tap row and column, filter | image, output row and column).  A few images
     per step (their input and the transposed cotangent stay in cache); a
     register tile of 6 input channels by 4 vectors of filters (AVX-512: 24
-    accumulators, 12 x 2 or 24 x 1 where the filters are fewer; AVX2 3 x 2) for
+    accumulators, 12 x 2 or 24 x 1 where the filters are fewer; AVX2 6 x 2 or 12 x 1) for
     one tap, whose unit loops fold into ``acc[b, f] += x[b] * dyT[f]``: per
     pixel 6 broadcasts, 4 vector loads and 24 FMAs.
     """
