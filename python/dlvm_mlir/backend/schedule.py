@@ -178,6 +178,8 @@ class OpScheduleRecord:
 
 #: rows and k steps of the AVX-512 register tile over a packed B panel (below)
 PACKED_REGISTER_TILE = (6, 4)
+#: rows and k steps of the AVX2 register tile (2 vectors wide)
+AVX2_REGISTER_TILE = (6, 4)
 
 
 def by_registers(table: dict[int, Any], target: CpuTarget) -> Any:
@@ -212,7 +214,8 @@ def register_tile(target: CpuTarget, nest: LoopNest, options: ScheduleOptions) -
         row = con.b_row_length if con is not None else None
         rows, steps = PACKED_REGISTER_TILE if row is not None and row <= 4 * lanes else (6, 8)
         return options.register_rows or rows, 4 * lanes, steps
-    return options.register_rows or 6, 2 * lanes, 4
+    rows, steps = AVX2_REGISTER_TILE
+    return options.register_rows or rows, 2 * lanes, steps
 
 
 def _thread_tiles(
