@@ -141,6 +141,27 @@ def test_matmul_is_vectorized_and_threaded() -> None:
     assert all(r.plan.thread_tiles is None for r in exe.lowering.schedules)
 
 
+@pytest.mark.parametrize("target", ["avx512", "avx2"])
+@pytest.mark.parametrize("m,n,k,elem", [
+    (13, 35, 37, "f32"),      # under one register tile's rows, a column remainder, odd k
+    (130, 1024, 67, "f32"),   # 4 KiB rows of B: packed; rows 130 = 21 x 6 + 4, k = 8 x 8 + 3
+    (97, 130, 300, "f32"),    # cache tiles along k, 2 columns left over a vector
+    (50, 40, 29, "f64"),      # 8 / 4 lanes of f64
+])
+def test_contraction_register_tiles_of_each_target(target: str, m: int, n: int, k: int, elem: str) -> None:
+    """The contraction schedule's register tiles for each target (AVX-512: 6 rows x 4
+    vectors; AVX2: 6 x 2 over 8 k steps), on any host, across their remainders, against
+    numpy in float64."""
+    options = CpuOptions(threads=2, target={"avx512": AVX512, "avx2": AVX2}[target])
+    exe = compile_cpu(textwrap.dedent(matmul_ir(m, n, k, elem)), options=options, use_cache=False)
+    # (a packed B panel makes the matmul a generic)
+    assert [r.plan.kind for r in exe.lowering.schedules].count("contraction") == 1, exe.lowering.schedules
+    dtype = {"f32": np.float32, "f64": np.float64}[elem]
+    a, b = rand(m, k, dtype=dtype), rand(k, n, dtype=dtype)
+    tol = 1e-4 if elem == "f32" else 1e-12
+    assert_close(exe.mm(a, b), a.astype(np.float64) @ b, rtol=tol, atol=tol * 10)
+
+
 def test_packed_matmuls() -> None:
     """B is packed into panels for 4 KiB rows and for transposed layouts."""
     exe = compile_ir(
