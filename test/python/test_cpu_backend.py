@@ -147,6 +147,7 @@ def test_matmul_is_vectorized_and_threaded() -> None:
     (130, 1024, 67, "f32"),   # 4 KiB rows of B: packed; rows 130 = 21 x 6 + 4, k = 8 x 8 + 3
     (97, 130, 300, "f32"),    # cache tiles along k, 2 columns left over a vector
     (50, 40, 29, "f64"),      # 8 / 4 lanes of f64
+    (128, 512, 260, "f32"),   # rows of B 2 KiB apart, 128 rows of A: packed on AVX2 only
 ])
 def test_contraction_register_tiles_of_each_target(target: str, m: int, n: int, k: int, elem: str) -> None:
     """The contraction schedule's register tiles for each target (AVX-512: 6 rows x 4
@@ -156,6 +157,8 @@ def test_contraction_register_tiles_of_each_target(target: str, m: int, n: int, 
     exe = compile_cpu(textwrap.dedent(matmul_ir(m, n, k, elem)), options=options, use_cache=False)
     # (a packed B panel makes the matmul a generic)
     assert [r.plan.kind for r in exe.lowering.schedules].count("contraction") == 1, exe.lowering.schedules
+    packed = any(r.op_name == "linalg.transpose" for r in exe.lowering.schedules)  # B's panels
+    assert packed == {(130, 1024): True, (128, 512): target == "avx2"}.get((m, n), False), exe.lowering.schedules
     dtype = {"f32": np.float32, "f64": np.float64}[elem]
     a, b = rand(m, k, dtype=dtype), rand(k, n, dtype=dtype)
     tol = 1e-4 if elem == "f32" else 1e-12

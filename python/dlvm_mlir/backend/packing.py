@@ -14,8 +14,9 @@ memory, and the contraction reads the panels instead:
 
 The copy costs K*N element moves against M*N*K multiply-adds; it is done
 for row-major B only when rows are a multiple of 4 KiB apart and M is large,
-or 1-2 KiB apart with M and K of 256 or more (measured: it pays at 1024^3
-and 512^3, not at 128x784x512; see ``_conflicting_rows``), and always for
+or 1-2 KiB apart with K of 256 or more and M of 256 (AVX-512) or 128 (AVX2)
+or more (measured: on AVX-512 it pays at 1024^3 and 512^3, not at
+128x784x512; see ``_conflicting_rows``), and always for
 transposed B layouts (``B[n, k]``), whose strided reads it makes
 contiguous.  When N is not a multiple of the panel width, the last columns
 are split off into an unpacked contraction on slices.
@@ -32,13 +33,21 @@ from mlir.dialects import linalg, tensor
 from .analysis import LoopNest, analyze_linalg_op
 from .linalg_rewrite import generalize_tagged, map_dims, reassociation, result_linalg_ops
 from .options import ScheduleOptions
-from .schedule import SCHEDULE_ID_ATTR, register_tile
+from .schedule import SCHEDULE_ID_ATTR, by_registers, register_tile
 from .target import CpuTarget
 
 __all__ = ["PackingPlan", "plan_packing", "pack_contractions"]
 
 #: minimum rows of A (reuse of each packed panel) worth the copy
 MIN_ROWS = 16
+#: rows of A (by the target's vector registers, :func:`.schedule.by_registers`), and depth,
+#: from which B with rows 1 or 2 KiB apart is packed (:func:`_conflicting_rows`).  AVX2's
+#: register tile reads one cache line of B per k step, AVX-512's four: on the Zen 2 (AVX2,
+#: 2 threads, in turns) packing at 128 rows made 128x784x512 0.741 -> 0.684 ms (OpenBLAS
+#: 0.66) and the MLP step at batch 128 3.54 -> 3.37 ms; on the Zen 4 (AVX-512) 128 rows
+#: were slower packed
+MIN_ROWS_NEAR_CONFLICT = {32: 256, 16: 128}
+MIN_DEPTH_NEAR_CONFLICT = 256
 
 
 @dataclass(frozen=True)
@@ -91,14 +100,14 @@ def plan_packing(op: ir.Operation, nest: LoopNest, target: CpuTarget, options: S
         # row-major B: only rows a multiple of 4 KiB apart, reused by many rows of A
         if packed_n != extent_n or packed_n < 2 * panel or extent_m < MIN_ROWS or extent_k < MIN_ROWS:
             return None
-        if not _conflicting_rows(extent_n * nest.element_bytes, extent_m, extent_k):
+        if not _conflicting_rows(extent_n * nest.element_bytes, extent_m, extent_k, target):
             return None
     return PackingPlan(
         b_index=b_candidates[0], panel=panel, n_dim=n, k_dim=k, extent_n=extent_n, packed_n=packed_n
     )
 
 
-def _conflicting_rows(row_bytes: int, rows_of_a: int, depth: int) -> bool:
+def _conflicting_rows(row_bytes: int, rows_of_a: int, depth: int, target: CpuTarget) -> bool:
     """Does a row-major B need packing?
 
     Rows that are a multiple of 4 KiB apart map to the same L1 sets, which is
@@ -106,14 +115,16 @@ def _conflicting_rows(row_bytes: int, rows_of_a: int, depth: int) -> bool:
     Rows 1 or 2 KiB apart conflict less; packing them pays only when B is
     tall and reused by many rows of A.  One thread, GFLOP/s unpacked /
     packed (Nov 2026): 512^3 61 / 78, (m, n, k) = (512, 256, 512) 68 / 80,
-    256^3 76 / 82, but (128, 512, 512) 69 / 63; and packing the k = 128
+    256^3 76 / 82, but (128, 512, 512) 69 / 63 (a Zen 4 with AVX-512; on the
+    Zen 2, AVX2, 128 rows pay: :data:`MIN_ROWS_NEAR_CONFLICT`); and packing the k = 128
     weight-gradient products of the MLP 784-512-512-10 made its training
     step 5-15% slower.
     Transposed B layouts are always packed.
     """
     if row_bytes % 4096 == 0:
         return rows_of_a >= 128
-    return row_bytes % 1024 == 0 and rows_of_a >= 256 and depth >= 256
+    return (row_bytes % 1024 == 0 and rows_of_a >= by_registers(MIN_ROWS_NEAR_CONFLICT, target)
+            and depth >= MIN_DEPTH_NEAR_CONFLICT)
 
 
 def _i64_array(values: list[int]) -> ir.Attribute:
