@@ -136,8 +136,8 @@ class ScheduleOptions:
     #: row vectors a kernel-gradient tile accumulates before its accumulators are stored;
     #: 0: :data:`.schedule.KERNEL_GRADIENT_SPAN` (grouped: ``GROUPED_KERNEL_GRADIENT_SPAN``)
     kernel_gradient_span: int = 0
-    #: images per step of a kernel gradient along the filters; 0:
-    #: :data:`.schedule.KERNEL_GRADIENT_FILTER_IMAGES`
+    #: images per step of a kernel gradient along the filters; 0: as many as fit the
+    #: second-level cache, at most :data:`.schedule.KERNEL_GRADIENT_FILTER_IMAGES`
     kernel_gradient_images: int = 0
     #: a kernel gradient's register tile: input channels x filters (lane-wise partial sums)
     #: or x vectors of filters (along the filters); empty: from the target

@@ -509,8 +509,14 @@ def _kernel_gradient_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOp
     return Plan(kind="kernel-gradient", thread_tiles=thread_tiles, levels=tuple(levels), fold_unit_dims=True)
 
 
-#: images per step of a kernel gradient along the filters (1 to 4 measured alike)
+#: images per step of a kernel gradient along the filters, at most (1 to 4 measured alike on
+#: the Intel Xeon, 2 MB of L2 per core) ...
 KERNEL_GRADIENT_FILTER_IMAGES = 2
+#: ... and fewer where a step's cotangent (filters x pixels) would take more than this share
+#: of the second-level cache: on the Zen 2 (512 KB), 3x3 64->64 at 32x32 (256 KB an image)
+#: took 16.3 ms with 2 images per step, 14.3 with 1, in turns; 128->128 at 16x16 (128 KB)
+#: and the 1x1 layer the same either way
+KERNEL_GRADIENT_STEP_L2_SHARE = 0.5
 #: input channels x vectors of filters of its register tile, by the vector registers
 FILTER_KERNEL_GRADIENT_TILE = {32: (6, 4), 16: (6, 2)}
 
@@ -539,7 +545,12 @@ def _kernel_gradient_filters_plan(nest: LoopNest, target: CpuTarget, options: Sc
     elif options.threads > 1 and nest.iterations >= options.min_parallel_flops:
         # whole vectors of filters per task
         thread_tiles, extents = _thread_tiles(nest, [b, f], options, options.min_parallel_flops, {f: lanes})
-    levels, extents = _image_chunks(extents, q, options.kernel_gradient_images or KERNEL_GRADIENT_FILTER_IMAGES)
+    images = options.kernel_gradient_images
+    if not images:
+        step_bytes = extents[f] * extents[u] * extents[v] * nest.element_bytes
+        fitting = int(KERNEL_GRADIENT_STEP_L2_SHARE * target.l2_bytes) // step_bytes
+        images = max(1, min(KERNEL_GRADIENT_FILTER_IMAGES, fitting))
+    levels, extents = _image_chunks(extents, q, images)
     # vectors of filters per tile: a power of two whose remainder is one too (7 vectors:
     # 3 x 2 + 1; a tile 3 vectors wide, 6 x 48, ran at a tenth of the speed); fewer vectors
     # take more channels (12 x 2, 24 x 1)
