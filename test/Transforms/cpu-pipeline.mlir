@@ -88,7 +88,7 @@ func.func private @double_n_times(%x: tensor<16xf32>, %n: i64) -> tensor<16xf32>
 // VEC: scf.forall.in_parallel
 // VEC: scf.forall (%{{.*}}) in (4) {{.*}} -> (tensor<256x16x16xf32>)
 // VEC: scf.for
-// VEC: vector.contract {{.*}} : vector<6x4xf32>, vector<1x4x16xf32> into vector<6x1x16xf32>
+// VEC: vector.contract {{.*}} : vector<6x8xf32>, vector<1x8x16xf32> into vector<6x1x16xf32>
 // VEC: scf.forall.in_parallel
 // the bias + tanh epilogue: one vectorized nest (tanh as a polynomial)
 // VEC: vector.transfer_read {{.*}} vector<{{[0-9x]+}}xf32>
