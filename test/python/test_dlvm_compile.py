@@ -161,3 +161,54 @@ def test_the_llvm_pipeline_is_the_default_one_pruned() -> None:
     with pytest.raises(ValueError, match="opt_level"):
         optimization_pipeline(4)
 
+
+
+ZERO_LOOP = """
+llvm.func @zero(%p: !llvm.ptr, %n: i64) {
+  %c0 = llvm.mlir.constant(0 : i64) : i64
+  %c1 = llvm.mlir.constant(1 : i64) : i64
+  %z = llvm.mlir.constant(0.0 : f32) : f32
+  llvm.br ^loop(%c0 : i64)
+^loop(%i: i64):
+  %done = llvm.icmp "sge" %i, %n : i64
+  llvm.cond_br %done, ^exit, ^body
+^body:
+  %q = llvm.getelementptr %p[%i] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+  llvm.store %z, %q : f32, !llvm.ptr
+  %j = llvm.add %i, %c1 : i64
+  llvm.br ^loop(%j : i64)
+^exit:
+  llvm.return
+}
+"""
+
+
+@pytest.mark.parametrize("llvm_options,memset", [("", True), ("-disable-loop-idiom-all", False)])
+def test_llvm_options_reach_the_ir_pipeline(llvm_options: str, memset: bool) -> None:
+    """CodegenOptions.llvm_options (``$DLVM_MLIR_LLVM_OPTIONS``) are set before LLVM's IR
+    pipeline, from a process's first compile (they used to be set for code generation only):
+    with loop idiom recognition off, a zero-filling loop stays a loop instead of a memset.
+    In a fresh process: the options are process-wide."""
+    script = f"""
+from mlir import ir
+from dlvm_mlir.backend.artifact import machine_code
+from dlvm_mlir.backend.options import CodegenOptions
+with ir.Context():
+    module = ir.Module.parse({ZERO_LOOP!r})
+    (text,) = machine_code(module, "llvm", CodegenOptions(opt_level=1, llvm_options={llvm_options!r}))
+print("llvm.memset" in (text.decode() if isinstance(text, bytes) else text))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == str(memset), done.stdout + done.stderr
+
+
+def test_an_unknown_llvm_option_is_an_error() -> None:
+    from mlir import ir
+
+    from dlvm_mlir.backend.artifact import machine_code
+    from dlvm_mlir.backend.options import CodegenOptions
+
+    with ir.Context():
+        module = ir.Module.parse(ZERO_LOOP)
+        with pytest.raises(ExecutionError, match="unknown LLVM option 'no-such-option'"):
+            machine_code(module, "llvm", CodegenOptions(opt_level=1, llvm_options="-no-such-option"))

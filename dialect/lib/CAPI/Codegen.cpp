@@ -559,6 +559,12 @@ MlirLogicalResult dlvmCodegen(MlirModule module, DlvmCodegenOptions options,
     if (llvm::verifyModule(*llvmModule, &stream))
       return fail("invalid LLVM IR: " + problems);
   }
+  // before the IR pipeline too: options of its passes (-disable-loop-idiom-all, say) apply
+  // from the first compile of a process
+  error = setLLVMOptions(options.postRAScheduling,
+                         options.llvmOptions ? options.llvmOptions : "");
+  if (!error.empty())
+    return fail(error);
   Optimizer(*machine).run(*llvmModule, options.optLevel);
 
   if (options.output == DlvmCodegenLLVMIR) {
@@ -575,10 +581,6 @@ MlirLogicalResult dlvmCodegen(MlirModule module, DlvmCodegenOptions options,
     output(llvm::StringRef(bytes.data(), bytes.size()));
     return mlirLogicalResultSuccess();
   }
-  error = setLLVMOptions(options.postRAScheduling,
-                         options.llvmOptions ? options.llvmOptions : "");
-  if (!error.empty())
-    return fail(error);
   llvm::CodeGenFileType type = options.output == DlvmCodegenAssembly
                                    ? llvm::CodeGenFileType::AssemblyFile
                                    : llvm::CodeGenFileType::ObjectFile;
