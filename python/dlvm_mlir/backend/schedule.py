@@ -513,10 +513,12 @@ def _kernel_gradient_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOp
 #: the Intel Xeon, 2 MB of L2 per core) ...
 KERNEL_GRADIENT_FILTER_IMAGES = 2
 #: ... and fewer where a step's cotangent (filters x pixels) would take more than this share
-#: of the second-level cache: on the Zen 2 (512 KB), 3x3 64->64 at 32x32 (256 KB an image)
-#: took 16.3 ms with 2 images per step, 14.3 with 1, in turns; 128->128 at 16x16 (128 KB)
-#: and the 1x1 layer the same either way
-KERNEL_GRADIENT_STEP_L2_SHARE = 0.5
+#: of the second-level cache.  On the Zen 2 (512 KB), in turns: 3x3 64->64 at 32x32 (256 KB
+#: an image) 16.3 ms with 2 images per step, 14.3 with 1 (a share of 0.5); 0.25 against 0.5,
+#: which moves the 128 KB images to 1 per step: 3x3 128->128 at 16x16 13.40 -> 13.09 ms,
+#: the stride-2 layer's phases 8.48 -> 8.21, the 1x1 layer and the CNN step the same.  The
+#: Xeon's 2 MB keep 2 images for all of these
+KERNEL_GRADIENT_STEP_L2_SHARE = 0.25
 #: input channels x vectors of filters of its register tile, by the vector registers
 FILTER_KERNEL_GRADIENT_TILE = {32: (6, 4), 16: (6, 2)}
 
