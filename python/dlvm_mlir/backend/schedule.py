@@ -375,6 +375,8 @@ def _convolution_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOption
 #: the stride-2 forward (phases of 1-4 taps): 5.05 / 5.43.  By the vector registers (32:
 #: AVX-512; 16: AVX2, where 6 rows x 2 vectors make 12 accumulators)
 DIRECT_CONVOLUTION_ROWS = {32: 4, 16: 6}
+#: vectors of output pixels of that tile, at most
+DIRECT_CONVOLUTION_VECTORS = {32: 4, 16: 2}
 #: a narrower tile takes up to this many times the rows (one vector: 16 x 16, the same
 #: 16 accumulators; with 6 rows the factor was 2: 24 x 16 measured slower than 12 x 16)
 NARROW_ROWS_FACTOR = 4
@@ -415,7 +417,7 @@ def _direct_convolution_plan(nest: LoopNest, target: CpuTarget, options: Schedul
     if options.threads > 1 and nest.iterations >= options.min_parallel_flops:
         candidates = list(conv.batch) + list(conv.output_channel) + [oh]
         thread_tiles, extents = _thread_tiles(nest, candidates, options, options.min_parallel_flops)
-    vectors = options.direct_convolution_vectors or (4 if target.vector_registers >= 32 else 2)
+    vectors = options.direct_convolution_vectors or by_registers(DIRECT_CONVOLUTION_VECTORS, target)
     # a power of two vectors per row (56 pixels: 32 + 16 + 8; a 48-wide tile ran at a
     # third of the speed: 64 -> 64 channels at 56x56, one core, 27 -> 76 GFLOP/s)
     fitting = min(vectors, extents[ow] // lanes)
