@@ -131,7 +131,7 @@ class ScheduleOptions:
     #: one takes more); 0: :data:`.schedule.DIRECT_CONVOLUTION_ROWS` for the target
     direct_convolution_rows: int = 0
     #: at most this many vectors of output pixels in a direct convolution's register tile;
-    #: 0: from the target (4 with 32 vector registers, else 2)
+    #: 0: :data:`.schedule.DIRECT_CONVOLUTION_VECTORS` for the target
     direct_convolution_vectors: int = 0
     #: row vectors a kernel-gradient tile accumulates before its accumulators are stored;
     #: 0: :data:`.schedule.KERNEL_GRADIENT_SPAN` (grouped: ``GROUPED_KERNEL_GRADIENT_SPAN``)

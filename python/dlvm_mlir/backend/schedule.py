@@ -51,8 +51,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from mlir import ir
 from mlir.dialects import bufferization, transform
@@ -395,10 +395,11 @@ def _direct_convolution_plan(nest: LoopNest, target: CpuTarget, options: Schedul
 
     The register tile covers output channels by one output row of up to 4
     vectors (AVX-512: 4 channels x 64 pixels, 8 x 32 or 16 x 16: 16
-    accumulators; AVX2: 6 x 16 or 12 x 8, 12 of its 16 registers), steps of 8 input channels and unit filter loops; once its
-    unit loops are folded, a tile is a contraction over the input channels,
-    broadcast FMAs of the filter with the input row shifted by the tap, on
-    accumulators that stay in registers for the whole reduction.  Only for
+    accumulators; AVX2: 6 x 16 or 12 x 8, 12 of its 16 registers), steps of
+    8 input channels and unit filter loops; once its unit loops are folded,
+    a tile is a contraction over the input channels, broadcast FMAs of the
+    filter with the input row shifted by the tap, on accumulators that stay
+    in registers for the whole reduction.  Only for
     the generics conv_direct.py made (tagged): a named convolution's product
     comes image first, and its contraction would be lowered with the vectors
     along the filters.
