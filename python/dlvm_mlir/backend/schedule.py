@@ -455,9 +455,12 @@ def _direct_convolution_plan(nest: LoopNest, target: CpuTarget, options: Schedul
 #: partial sums (channels x filters x taps x lanes, 9.4 MB for 128 x 128 3x3) go through
 #: memory once per span (64: 71 GFLOP/s on one core at 128 channels, 16x16; 256: 88)
 KERNEL_GRADIENT_SPAN = 256
-#: the same for a grouped kernel gradient, whose partial sums are few (a depthwise
-#: layer's: 64 measured 20% faster than 256, its images staying in cache)
-GROUPED_KERNEL_GRADIENT_SPAN = 64
+#: the same for a grouped kernel gradient, whose partial sums are few, by the vector
+#: registers: a depthwise layer's (128 channels, 16x16) measured 20% faster with 64 than
+#: with 256 on the Intel Xeon (AVX-512), its images staying in cache; on the Zen 2 (AVX2)
+#: 32, one image a step, against 64: 0.906 -> 0.77 and 0.751 -> 0.607 ms in two runs in
+#: turns (not measured on an AVX-512 machine)
+GROUPED_KERNEL_GRADIENT_SPAN = {32: 64, 16: 32}
 #: input channels x filters of a kernel-gradient register tile, by the vector registers
 KERNEL_GRADIENT_TILE = {32: (6, 4), 16: (3, 3)}
 
@@ -499,7 +502,8 @@ def _kernel_gradient_plan(nest: LoopNest, target: CpuTarget, options: ScheduleOp
         thread_tiles, extents = _thread_tiles(nest, candidates, options, options.min_parallel_flops)
     # images per step: enough that a tile's accumulators live for >= span row vectors
     # (16x16 images: 16 per step, 32x32: 4) before they go back to memory
-    span = options.kernel_gradient_span or (GROUPED_KERNEL_GRADIENT_SPAN if grouped else KERNEL_GRADIENT_SPAN)
+    span = options.kernel_gradient_span or (
+        by_registers(GROUPED_KERNEL_GRADIENT_SPAN, target) if grouped else KERNEL_GRADIENT_SPAN)
     levels, extents = _image_chunks(extents, q, -(-span // (extents[u] * extents[vb])))
     sizes = [0] * nest.rank
     for d, size in ((b, rows_b), (f, rows_f)):
