@@ -134,7 +134,7 @@ KNOBS: dict[str, tuple[Knob, ...]] = {
         Knob("tasks_per_thread", (1, 2, 4)),
     ),
     "kernel-gradient": (
-        Knob("kernel_gradient_span", (64, 128, 256, 512)),
+        Knob("kernel_gradient_span", (32, 64, 128, 256, 512)),  # 32: one image of 16x16 a step
         Knob("kernel_gradient_images", (1, 2, 4, 8)),
         # AVX-512 tiles of 16-24 accumulators, AVX2 ones of 6-12 (along the filters, 3 x 3 and
         # 4 x 3 are 3 vectors wide: 14x slower on the Zen 2)
