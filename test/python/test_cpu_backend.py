@@ -39,6 +39,7 @@ RNG = np.random.default_rng(1234)
 #: thresholds name it
 AVX512 = CpuTarget(vector_bits=512, vector_registers=32)
 AVX2 = CpuTarget(vector_bits=256, vector_registers=16)
+TARGETS = {"avx512": AVX512, "avx2": AVX2}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -153,7 +154,7 @@ def test_contraction_register_tiles_of_each_target(target: str, m: int, n: int, 
     """The contraction schedule's register tiles for each target (AVX-512: 6 rows x 4
     vectors; AVX2: 6 x 2 over 8 k steps), on any host, across their remainders, against
     numpy in float64."""
-    options = CpuOptions(threads=2, target={"avx512": AVX512, "avx2": AVX2}[target])
+    options = CpuOptions(threads=2, target=TARGETS[target])
     exe = compile_cpu(textwrap.dedent(matmul_ir(m, n, k, elem)), options=options, use_cache=False)
     # (a packed B panel makes the matmul a generic)
     assert [r.plan.kind for r in exe.lowering.schedules].count("contraction") == 1, exe.lowering.schedules
@@ -2349,8 +2350,7 @@ func.func private @grads({xt}, {kt}, {yt}) -> ({xt}, {kt})
 
     linalg_text = str(lower(src, until="linalg"))
     assert "linalg.conv_2d_ngchw_gfchw" in linalg_text  # the gradients' grouped convolutions
-    exe = compile_cpu(linalg_text, options=CpuOptions(target={"avx512": AVX512, "avx2": AVX2}[target]),
-                      use_cache=False)
+    exe = compile_cpu(linalg_text, options=CpuOptions(target=TARGETS[target]), use_cache=False)
     kinds = [r.plan.kind for r in exe.lowering.schedules]
     assert "convolution" not in kinds and ("kernel-gradient" in kinds) == lane_sums, kinds
     assert not any(r.error for r in exe.lowering.schedules), exe.lowering.schedules

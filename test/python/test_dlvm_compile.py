@@ -162,7 +162,6 @@ def test_the_llvm_pipeline_is_the_default_one_pruned() -> None:
         optimization_pipeline(4)
 
 
-
 ZERO_LOOP = """
 llvm.func @zero(%p: !llvm.ptr, %n: i64) {
   %c0 = llvm.mlir.constant(0 : i64) : i64

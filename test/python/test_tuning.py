@@ -117,8 +117,8 @@ def _fake_timer(prefer: dict[str, object], calls: list[int]):
 
 def test_the_search_records_its_pick_and_other_processes_use_it(tmp_path, monkeypatch) -> None:
     """In search mode a kernel missing from the database is searched (here with a fake timer
-    that favours 2 rows, no target's default) and recorded; another process compiles it with that schedule in use
-    mode without measuring; the code is correct."""
+    that favours 2 rows, no target's default) and recorded; another process compiles it
+    with that schedule in use mode without measuring; the code is correct."""
     database = tmp_path / "tuning.json"
     monkeypatch.setenv("DLVM_MLIR_TUNING_DB", str(database))
     calls: list[int] = []
