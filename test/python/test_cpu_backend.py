@@ -2207,6 +2207,29 @@ def _check_kernel_gradient(n, c, f, h, w, pad, dtype, form, target: CpuTarget) -
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
 
 
+@pytest.mark.parametrize("l2_kib,images", [(1024, 2), (16, 1)])
+def test_a_kernel_gradient_step_takes_the_images_its_cache_holds(l2_kib: int, images: int) -> None:
+    """schedule.KERNEL_GRADIENT_STEP_L2_SHARE: a kernel gradient along the filters sums as
+    many images a step (at most 2) as keep the step's cotangent (16 filters x 12 x 12 f32:
+    9 KB an image) within a quarter of the target's L2: 2 with 1 MiB, 1 with 16 KiB.  Both
+    against numpy in float64."""
+    from dataclasses import replace
+
+    from dlvm_mlir.backend import CpuOptions
+
+    target = replace(AVX2, l2_bytes=l2_kib * 1024)
+    src, oh, ow = _kernel_gradient_source(4, 7, 16, 12, 12, "f32")
+    exe = compile_cpu(str(lower(src, until="linalg")), options=CpuOptions(threads=1, target=target), use_cache=False)
+    (record,) = [r for r in exe.lowering.schedules if r.hint == "kernel-gradient-filters"]
+    assert record.ranges[4] == 4 and record.plan.levels[0].sizes[4] == images, record  # loop q: the images
+    x = RNG.standard_normal((4, 7, 12, 12)).astype(np.float32)
+    kern = RNG.standard_normal((16, 7, 3, 3)).astype(np.float32)
+    dy = RNG.standard_normal((4, 16, oh, ow)).astype(np.float32)
+    want = _kernel_gradient_reference(x, dy, 1, 1)
+    got = exe.entry("dk")(x, kern, dy).astype(np.float64)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+
+
 @pytest.mark.parametrize("n,c,f,h,w,stride,threads,parts,dtype", [
     (4, 13, 32, 6, 16, 1, 2, 2, "f32"),    # 2 images per part; 13 channels = 2 x 6 + 1
     (6, 7, 90, 5, 17, 1, 2, 2, "f32"),     # 3 images per part (chunks of 2 + 1); 90 filters padded to 96
